@@ -1,0 +1,1 @@
+"""Backends turn a validated request into audio; see `base` for the protocol."""

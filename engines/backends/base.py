@@ -1,0 +1,59 @@
+"""The backend protocol and the plain data every backend returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from engines.constants import SAMPLE_RATE
+
+if TYPE_CHECKING:
+    from engines.catalog import EngineFiles
+    from engines.request import ValidatedRequest
+
+ProgressFn = Callable[[str, int, int], None]
+"""progress(stage, done, total): stage is one of STAGES; called at the start and end of each."""
+CancelFn = Callable[[], bool]
+"""cancel() -> True when the user asked to stop; checked between steps."""
+
+STAGES = ("text", "encode", "sample", "decode")
+
+
+@dataclass
+class GenerationResult:
+    """One finished take. Arrays are owned copies, never views of engine buffers."""
+
+    pcm: np.ndarray  # int16 (out_samples, 2)
+    latents: np.ndarray  # float32 (256, L), the final latent
+    step_latents: np.ndarray  # float32 (steps, 256, L), x after every step
+    seed: int
+    timings_ms: dict[str, float]  # per stage plus "total"
+    backend: str
+    request: ValidatedRequest
+    files: EngineFiles
+    warnings: list[str] = field(default_factory=list)
+    sample_rate: int = SAMPLE_RATE
+
+    @property
+    def seconds(self) -> float:
+        return self.pcm.shape[0] / self.sample_rate
+
+    @property
+    def realtime_factor(self) -> float:
+        total = self.timings_ms.get("total", 0.0) / 1000.0
+        return self.seconds / total if total > 0 else float("inf")
+
+
+class Backend(Protocol):
+    """Owns loaded engines for one set of files; reused across generations."""
+
+    name: str
+    files: EngineFiles
+
+    def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
+                 cancel: CancelFn | None = None) -> GenerationResult: ...
+
+    def close(self) -> None: ...

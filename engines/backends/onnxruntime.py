@@ -1,0 +1,132 @@
+"""ONNX Runtime backend: runs any engine set given as ONNX files with the SA3 I/O contract.
+
+The embedded demo runs here on CPU; so do published SA3 ONNX graphs whose operators ONNX Runtime
+has (the catalog refuses the rest before anything loads). Input dtypes are read from each graph,
+never assumed, and every decoder output flavour (`pcm`, `pcm_unbounded`, `audio`) is handled.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+from engines.audio_io import pcm16_from_float, pcm16_from_int32
+from engines.backends.base import CancelFn, GenerationResult, ProgressFn
+from engines.catalog import EngineFiles
+from engines.errors import BackendError, ModelUnavailableError
+from engines.pipeline import run_pipeline
+from engines.request import ValidatedRequest
+from engines.tokenizer import PromptTokenizer
+
+log = logging.getLogger(__name__)
+
+_NUMPY_TYPES = {
+    "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
+    "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(bfloat16)": np.float32,
+}
+DECODER_OUTPUTS = ("pcm", "pcm_unbounded", "audio")
+
+
+class _Session:
+    """One ONNX graph; casts named inputs to the dtypes the graph declares."""
+
+    def __init__(self, path: Path, options, role: str) -> None:
+        import onnxruntime as ort
+
+        try:
+            self.session = ort.InferenceSession(str(path), options,
+                                                providers=["CPUExecutionProvider"])
+        except Exception as exc:  # ORT raises its own exception types with long texts
+            log.exception("loading %s failed", path)
+            raise ModelUnavailableError(
+                f"ONNX Runtime could not load the {role} '{path.name}' ({str(exc)[:160]}); "
+                f"check the file or download it again.") from exc
+        self.path = path
+        self.inputs = {i.name: _NUMPY_TYPES.get(i.type, np.float32)
+                       for i in self.session.get_inputs()}
+        self.outputs = [o.name for o in self.session.get_outputs()]
+
+    def run(self, feeds: dict[str, np.ndarray], outputs: list[str] | None = None):
+        typed = {name: np.asarray(value, dtype=self.inputs[name])
+                 for name, value in feeds.items() if name in self.inputs}
+        missing = set(self.inputs) - set(typed)
+        if missing:
+            raise BackendError(f"The engine '{self.path.name}' needs inputs "
+                               f"{sorted(missing)} that the SA3 contract does not define; it is "
+                               f"not an SA3 engine.")
+        try:
+            return self.session.run(outputs, typed)
+        except Exception as exc:
+            log.exception("running %s failed", self.path)
+            raise BackendError(f"The engine '{self.path.name}' failed while running "
+                               f"({str(exc)[:160]}); see the log for details.") from exc
+
+
+class OnnxRuntimeBackend:
+    """Loads the engines once and generates any number of takes with them."""
+
+    name = "onnxruntime"
+
+    def __init__(self, files: EngineFiles, threads: int | None = None) -> None:
+        import onnxruntime as ort
+
+        self.files = files
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 8)
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self._options = options
+        self.tokenizer = PromptTokenizer(files.tokenizer)
+        self._text = _Session(files.text_encoder, options, "text encoder")
+        self._dit = _Session(files.dit, options, "DiT")
+        self._decoder = _Session(files.decoder, options, "decoder")
+        self._encoder: _Session | None = None
+        flavours = [name for name in DECODER_OUTPUTS if name in self._decoder.outputs]
+        if not flavours:
+            raise ModelUnavailableError(
+                f"The decoder '{files.decoder.name}' has none of the outputs "
+                f"{', '.join(DECODER_OUTPUTS)}; it is not an SA3 decoder.")
+        self.decoder_output = flavours[0]
+
+    # EngineStages -------------------------------------------------------------------------
+    def encode_text(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": input_ids, "attention_mask": attention_mask}
+        return np.asarray(self._text.run(feeds, ["hidden_states"])[0], dtype=np.float32)
+
+    def dit(self, x, t, hidden, mask, seconds, local_cond) -> np.ndarray:
+        feeds = {"x": x, "t": t, "t5_hidden": hidden, "t5_mask": mask,
+                 "seconds_total": seconds, "local_add_cond": local_cond}
+        return np.asarray(self._dit.run(feeds, ["velocity"])[0], dtype=np.float32)
+
+    def encode_audio(self, audio: np.ndarray) -> np.ndarray:
+        if self._encoder is None:
+            if self.files.encoder is None:
+                raise ModelUnavailableError("This decoder set has no encoder, so audio-to-audio "
+                                            "and inpainting are unavailable; install its encoder.")
+            self._encoder = _Session(self.files.encoder, self._options, "encoder")
+        return np.asarray(self._encoder.run({"audio": audio}, ["latent"])[0], dtype=np.float32)
+
+    def decode(self, latent: np.ndarray, limiter_ceiling: float) -> np.ndarray:
+        feeds = {"latent": latent, "limiter_ceiling": np.array(limiter_ceiling, np.float32)}
+        out = self._decoder.run(feeds, [self.decoder_output])[0]
+        if self.decoder_output == "audio":  # legacy float (1, 2, N) in [-1, 1]
+            audio = np.asarray(out[0], dtype=np.float32).T
+            if not np.all(np.isfinite(audio)):
+                raise BackendError("The decoder produced invalid values (NaN or Inf); no audio "
+                                   "was written.")
+            return pcm16_from_float(audio)
+        return pcm16_from_int32(np.asarray(out[0]))
+
+    # Backend --------------------------------------------------------------------------------
+    def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
+                 cancel: CancelFn | None = None) -> GenerationResult:
+        out = run_pipeline(self, self.tokenizer, request, progress, cancel)
+        return GenerationResult(pcm=out.pcm, latents=out.latents, step_latents=out.step_latents,
+                                seed=request.seed, timings_ms=out.timings_ms, backend=self.name,
+                                request=request, files=self.files, warnings=out.warnings)
+
+    def close(self) -> None:
+        self._text = self._dit = self._decoder = self._encoder = None  # type: ignore[assignment]

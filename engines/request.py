@@ -1,0 +1,372 @@
+"""What a user asks for (GenerationRequest) and the checked, resolved form the engines run
+(ValidatedRequest). Every refusal is one RequestError sentence naming the value, the allowed
+range and the fix; every accepted-but-questionable choice becomes a warning the UI shows."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engines.catalog import get_model_set, normalize_backend, normalize_precision, paired_decoder
+from engines.constants import (
+    CHANNELS,
+    DEFAULT_LIMITER_CEILING,
+    SAMPLE_RATE,
+    SAMPLES_PER_LATENT,
+    SIGMA_MIN,
+    codec_length,
+    output_samples,
+)
+from engines.errors import RequestError
+
+DEFAULT_SECONDS = 5.0
+MIN_SECONDS = 0.1
+MAX_STEPS = 50
+MAX_SEED = 2**32 - 1
+MAX_CFG = 15.0
+MAX_LIMITER_CEILING = 100.0
+DEFAULT_A2A_NOISE_LEVEL = 0.6
+LATENT_MS = SAMPLES_PER_LATENT / SAMPLE_RATE * 1000.0  # about 92.9 ms
+
+AudioInput = str | Path | np.ndarray | None
+
+
+@dataclass
+class GenerationRequest:
+    prompt: str
+    negative_prompt: str = ""
+    model: str = "demo"
+    decoder: str | None = None
+    precision: str | None = None
+    seconds: float | None = None  # None: the init audio's length if given, else 5.0
+    steps: int = 8
+    seed: int | None = None  # None: random, reported back
+    cfg: float = 1.0
+    apg: float = 1.0
+    init_audio: AudioInput = None  # path, or float32 (N, 2) array at 44.1 kHz
+    init_noise_level: float | None = None
+    inpaint_spans: Sequence[tuple[float, float]] = ()
+    limiter_ceiling: float = DEFAULT_LIMITER_CEILING
+    backend: str = "auto"
+
+
+@dataclass(frozen=True, eq=False)
+class ValidatedRequest:
+    """A request every engine can run as is: names canonical, numbers in range, seed fixed."""
+
+    prompt: str
+    negative_prompt: str
+    model: str
+    decoder: str
+    precision: str
+    seconds: float
+    steps: int
+    seed: int
+    seed_was_random: bool
+    cfg: float
+    apg: float
+    init_audio: np.ndarray | None  # float32 (latent_len * 4096, 2), zero padded / trimmed
+    init_noise_level: float | None  # the effective level for a2a, else None
+    inpaint_spans: tuple[tuple[float, float], ...]  # merged, seconds
+    limiter_ceiling: float
+    backend: str
+    mode: str  # "t2a" | "a2a" | "inpaint"
+    sigma_max: float
+    use_cfg: bool
+    latent_len: int
+    dit_latents: int
+    out_samples: int
+    # Latent index ranges [start, end) to REGENERATE (the keep mask is 0 there), merged.
+    regen_spans_latent: tuple[tuple[int, int], ...] = ()
+    warnings: tuple[str, ...] = field(default_factory=tuple)
+
+    def keep_mask(self) -> np.ndarray:
+        """(latent_len,) float32: 1 where init latents are kept, 0 where regenerated."""
+        mask = np.ones(self.latent_len, dtype=np.float32)
+        for start, end in self.regen_spans_latent:
+            mask[start:end] = 0.0
+        return mask
+
+
+# --------------------------------------------------------------------------------------------
+# Small checked readers
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def _number(name: str, value: object, low: float, high: float, *, low_open: bool = False,
+            unit: str = "", fix: str = "") -> float:
+    """A finite real in [low, high] (or (low, high] with low_open), else RequestError."""
+    if not _is_number(value):
+        raise RequestError(f"{name} must be a number, got {value!r}; give a value from "
+                           f"{_fmt(low)} to {_fmt(high)}{unit}.")
+    number = float(value)  # type: ignore[arg-type]
+    if not math.isfinite(number):
+        raise RequestError(f"{name} is {number}; give a finite number from {_fmt(low)} to "
+                           f"{_fmt(high)}{unit}.")
+    too_low = number <= low if low_open else number < low
+    if too_low or number > high:
+        bracket = "above" if low_open else "from"
+        tail = f" ({fix})" if fix else ""
+        raise RequestError(f"{name} {_fmt(number)}{unit} is out of range; choose a value "
+                           f"{bracket} {_fmt(low)} to {_fmt(high)}{unit}{tail}.")
+    return number
+
+
+def _integer(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise RequestError(f"{name} must be a whole number from {low} to {high}, got "
+                           f"{value!r}.")
+    number = int(value)
+    if not low <= number <= high:
+        raise RequestError(f"{name} {number} is out of range; choose a whole number from "
+                           f"{low} to {high}.")
+    return number
+
+
+def _text(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise RequestError(f"{name} must be text, got {type(value).__name__} {value!r}.")
+    return value.strip()
+
+
+def parse_span(text: str) -> tuple[float, float]:
+    """"1.5:2.25" -> (1.5, 2.25), for the CLI's `--inpaint START:END` (seconds)."""
+    parts = str(text).split(":")
+    hint = "write START:END in seconds, for example --inpaint 1.5:2.25"
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise RequestError(f"'{text}' is not a span; {hint}.")
+    try:
+        start, end = (float(p) for p in parts)
+    except ValueError:
+        raise RequestError(f"'{text}' is not a span of two numbers; {hint}.") from None
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RequestError(f"'{text}' is not a span of finite numbers; {hint}.")
+    return start, end
+
+
+# --------------------------------------------------------------------------------------------
+# Audio and spans
+
+
+def _load_init_audio(value: AudioInput) -> np.ndarray | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, Path)):
+        from engines.audio_io import read_audio  # lazy: pulls in the audio file libraries
+
+        audio = np.asarray(read_audio(value))
+        source = f"'{value}'"
+    elif isinstance(value, np.ndarray):
+        audio = value
+        source = "the init audio array"
+    else:
+        raise RequestError(f"init audio must be a file path or a float32 (N, 2) array, got "
+                           f"{type(value).__name__}.")
+    if audio.ndim != 2 or audio.shape[1] != CHANNELS or audio.shape[0] == 0:
+        raise RequestError(f"{source} has shape {audio.shape}; init audio must be stereo "
+                           f"frames, shape (N, 2) with N > 0, at {SAMPLE_RATE} Hz.")
+    if not np.issubdtype(audio.dtype, np.floating):
+        raise RequestError(f"{source} has dtype {audio.dtype}; init audio must be float "
+                           f"samples in [-1, 1].")
+    audio = np.ascontiguousarray(audio, dtype=np.float32)
+    if not np.isfinite(audio).all():
+        raise RequestError(f"{source} contains NaN or infinite samples; use a clean file.")
+    return audio
+
+
+def _fit_frames(audio: np.ndarray, frames: int) -> np.ndarray:
+    """Trim, or zero pad at the end, to exactly `frames` stereo frames (a fresh array).
+
+    Same rule as `audio_io.fit_length`; kept here so array inputs never import the audio file
+    libraries."""
+    out = np.zeros((frames, CHANNELS), dtype=np.float32)
+    keep = min(frames, audio.shape[0])
+    out[:keep] = audio[:keep]
+    return out
+
+
+def _merge(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Sort and merge overlapping or touching spans."""
+    merged: list[tuple[float, float]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def latent_index(seconds: float) -> int:
+    """Latent boundary nearest to a time, as the reference inpainting code rounds it."""
+    return int(round(seconds * SAMPLE_RATE / SAMPLES_PER_LATENT))
+
+
+def _check_spans(spans: object, seconds: float) -> list[tuple[float, float]]:
+    if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence):
+        raise RequestError(f"inpaint spans must be a list of (start, end) pairs in seconds, "
+                           f"got {spans!r}.")
+    checked: list[tuple[float, float]] = []
+    for span in spans:
+        if isinstance(span, (str, bytes)) or not isinstance(span, Sequence) or len(span) != 2:
+            raise RequestError(f"inpaint span {span!r} is not a (start, end) pair in seconds; "
+                               f"write it as START:END, e.g. 1.5:2.25.")
+        start = _number("inpaint span start", span[0], 0.0, seconds, unit=" s",
+                        fix=f"keep spans inside the {_fmt(seconds)} s clip")
+        end = _number("inpaint span end", span[1], 0.0, seconds, unit=" s",
+                      fix=f"keep spans inside the {_fmt(seconds)} s clip")
+        if start >= end:
+            raise RequestError(f"inpaint span {_fmt(start)}:{_fmt(end)} is empty or reversed; "
+                               f"its start must be before its end.")
+        checked.append((start, end))
+    return checked
+
+
+def _latent_spans(spans: Sequence[tuple[float, float]]) -> list[tuple[int, int]]:
+    result: list[tuple[int, int]] = []
+    for start, end in spans:
+        first, stop = latent_index(start), latent_index(end)
+        if stop <= first:
+            raise RequestError(
+                f"inpaint span {_fmt(start)}:{_fmt(end)} covers no whole latent: spans are "
+                f"snapped to {SAMPLES_PER_LATENT}-sample (~{LATENT_MS:.1f} ms) steps, so make "
+                f"it longer or move its edges.")
+        if result and first <= result[-1][1]:
+            result[-1] = (result[-1][0], max(result[-1][1], stop))
+        else:
+            result.append((first, stop))
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedRequest:
+    """Check and resolve every field of `req` for a model allowing up to `max_seconds`."""
+    warnings: list[str] = []
+
+    prompt = _text("prompt", req.prompt)
+    negative = _text("negative prompt", req.negative_prompt)
+    model = get_model_set(req.model).key
+    decoder = paired_decoder(model, req.decoder)
+    precision = (get_model_set(model).default_precision if req.precision is None
+                 else normalize_precision(req.precision))
+    backend = normalize_backend(req.backend)
+
+    steps = _integer("steps", req.steps, 1, MAX_STEPS)
+    if req.seed is None:
+        seed, seed_was_random = secrets.randbelow(MAX_SEED + 1), True
+    else:
+        seed, seed_was_random = _integer("seed", req.seed, 0, MAX_SEED), False
+    cfg = _number("cfg", req.cfg, 0.0, MAX_CFG, fix="1 turns guidance off")
+    apg = _number("apg", req.apg, 0.0, 1.0)
+    limiter = _number("limiter ceiling", req.limiter_ceiling, 0.0, MAX_LIMITER_CEILING,
+                      low_open=True, fix="values above 1 bypass the limiter")
+    level: float | None = None
+    if req.init_noise_level is not None:
+        level = _number("init noise level", req.init_noise_level, SIGMA_MIN, 1.0,
+                        fix=f"below {_fmt(SIGMA_MIN)} the model emits NaN")
+
+    audio = _load_init_audio(req.init_audio)
+    spans_in = req.inpaint_spans if req.inpaint_spans is not None else ()
+    if audio is None:
+        if level is not None:
+            raise RequestError(f"init noise level {_fmt(level)} needs init audio; pass "
+                               f"--init-audio FILE or leave the level unset.")
+        if len(spans_in) > 0:
+            raise RequestError("inpainting needs init audio; pass --init-audio FILE (the "
+                               "spans say which parts of it to regenerate).")
+
+    if req.seconds is None:
+        if audio is not None:
+            seconds = audio.shape[0] / SAMPLE_RATE
+            if seconds > max_seconds:
+                warnings.append(f"The init audio is {seconds:.1f} s long; only its first "
+                                f"{max_seconds:.1f} s are used.")
+                seconds = max_seconds
+            elif seconds < MIN_SECONDS:
+                raise RequestError(f"The init audio is only {seconds:.3f} s long; it must be "
+                                   f"at least {_fmt(MIN_SECONDS)} s.")
+        else:
+            seconds = DEFAULT_SECONDS
+    else:
+        seconds = _number("seconds", req.seconds, MIN_SECONDS, max_seconds, unit=" s")
+
+    if not prompt:
+        warnings.append("The prompt is empty, so the sound is unconditioned.")
+    use_cfg = cfg != 1.0
+    if negative and not use_cfg:
+        warnings.append("negative prompt has no effect at cfg 1; raise --cfg above 1 to use it.")
+
+    latent_len = codec_length(seconds)
+    init_audio: np.ndarray | None = None
+    if audio is not None:
+        have = audio.shape[0] / SAMPLE_RATE
+        if req.seconds is not None and have + 0.5 / SAMPLE_RATE < seconds:
+            warnings.append(f"The init audio ({have:.2f} s) is shorter than {_fmt(seconds)} s; "
+                            f"the rest is silence.")
+        elif req.seconds is not None and have - 0.5 / SAMPLE_RATE > seconds:
+            warnings.append(f"The init audio ({have:.2f} s) is longer than {_fmt(seconds)} s; "
+                            f"only its first {_fmt(seconds)} s are used.")
+        init_audio = _fit_frames(audio, latent_len * SAMPLES_PER_LATENT)
+
+    spans: tuple[tuple[float, float], ...] = ()
+    latent_spans: tuple[tuple[int, int], ...] = ()
+    if audio is not None and len(spans_in) > 0:
+        mode = "inpaint"
+        spans = tuple(_merge(_check_spans(spans_in, seconds)))
+        latent_spans = tuple(_latent_spans(spans))
+        sigma_max = 1.0
+        if level is not None:
+            warnings.append(f"init noise level {_fmt(level)} is ignored: inpainting always "
+                            f"starts from full noise.")
+            level = None
+        if len(spans) == 1 and spans[0][0] <= 0.0 and spans[0][1] >= seconds:
+            warnings.append("The inpaint spans cover the whole clip, so nothing of the init "
+                            "audio is kept.")
+    elif audio is not None:
+        mode = "a2a"
+        level = DEFAULT_A2A_NOISE_LEVEL if level is None else level
+        sigma_max = level
+    else:
+        mode = "t2a"
+        sigma_max = 1.0
+
+    return ValidatedRequest(
+        prompt=prompt,
+        negative_prompt=negative,
+        model=model,
+        decoder=decoder,
+        precision=precision,
+        seconds=seconds,
+        steps=steps,
+        seed=seed,
+        seed_was_random=seed_was_random,
+        cfg=cfg,
+        apg=apg,
+        init_audio=init_audio,
+        init_noise_level=level,
+        inpaint_spans=spans,
+        limiter_ceiling=limiter,
+        backend=backend,
+        mode=mode,
+        sigma_max=sigma_max,
+        use_cfg=use_cfg,
+        latent_len=latent_len,
+        dit_latents=latent_len,
+        out_samples=output_samples(seconds),
+        regen_spans_latent=latent_spans,
+        warnings=tuple(warnings),
+    )

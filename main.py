@@ -1,0 +1,29 @@
+"""SA3 Studio entry point: the window by default, `generate` for headless use."""
+
+import sys
+
+ENGINE_COMMANDS = ("generate", "--list-models")
+USAGE = """usage: sa3-studio [generate FLAGS | --list-models | -h]
+
+  (no arguments)    open the SA3 Studio window
+  generate FLAGS    render one clip without the GUI (see: generate --help)
+  --list-models     list the model sets and where their files are expected
+  -h, --help        show this message"""
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    if args[:1] and args[0] in ENGINE_COMMANDS:
+        from engines.cli import main as cli_main
+
+        return cli_main(args)
+    from app import run_gui
+
+    return run_gui(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
