@@ -18,7 +18,7 @@ from engines.paths import resources_dir
 log = logging.getLogger(__name__)
 
 DEMO_LABEL = "Demo (procedural, not Stable Audio 3)"
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 STAMP_NAME = "demo_version.json"
 TEXT_ENCODER_FILE = "t5gemma.onnx"
 DIT_FILE = "dit_fp32.onnx"
@@ -74,7 +74,7 @@ def ensure_demo_models(models_root: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     vocab = build_vocabulary()
     models = {
-        TEXT_ENCODER_FILE: graphs.text_encoder_model(vocab.embeddings),
+        TEXT_ENCODER_FILE: graphs.text_encoder_model(vocab.embeddings, vocab.bigrams),
         DIT_FILE: graphs.dit_model(),
         ENCODER_FILE: graphs.encoder_model(),
         DECODER_FILE: graphs.decoder_model(),

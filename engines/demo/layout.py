@@ -38,6 +38,9 @@ G_CHIRP, G_PITCH = 0, 1  # averaged over content words (tone-grid steps per seco
 M_TILT, M_DECAY, M_PITCH, M_GAIN = 4, 5, 6, 7  # summed over modifier words (dB, log2, steps, dB)
 CONTENT_DIM = 300
 SALIENCE_DIM = 301
+SPELLED_DIM = 302  # 1 for letters and bytes: the text encoder swaps in a letter-pair texture
+SOUND_DIMS = 304  # dimensions that carry sound parameters (the rest is identity noise)
+BIGRAM_BUCKETS = 1024
 IDENTITY_OFFSET = 320
 
 LATENT_SCALE = 12.0  # RMS amplitude of one layer at full envelope, in orthonormal MDCT units

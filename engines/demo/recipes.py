@@ -43,6 +43,7 @@ class Vocabulary:
     pieces: tuple[str, ...]
     scores: tuple[float, ...]
     embeddings: np.ndarray  # (V, 768) float32
+    bigrams: np.ndarray  # (BIGRAM_BUCKETS, SOUND_DIMS) float32: textures of spelled-out words
 
 
 @cache
@@ -126,6 +127,13 @@ def _random_sound(rng: np.random.Generator) -> dict:
     return {"layers": [layer], "chirp": chirp}
 
 
+def _spelled(rng: np.random.Generator) -> np.ndarray:
+    """A letter or byte: a random texture with a widely spread salience, flagged as spelled."""
+    vec = _sound_vector(_random_sound(rng), rng.uniform(-4.0, 1.0))
+    vec[lay.SPELLED_DIM] = 1.0
+    return vec
+
+
 @cache
 def build_vocabulary() -> Vocabulary:
     """Pieces, Unigram scores and embeddings, deterministic for a given recipes file."""
@@ -144,10 +152,10 @@ def build_vocabulary() -> Vocabulary:
     for tok in SPECIAL_TOKENS:
         add(tok, 0.0, zero.copy())
     for byte in range(256):
-        add(f"<0x{byte:02X}>", -12.0, _sound_vector(_random_sound(rng), rng.uniform(-1.5, 0.5)))
+        add(f"<0x{byte:02X}>", -12.0, _spelled(rng))
     add(WORD_PREFIX, -5.0, zero.copy())
     for ch in LETTERS:
-        add(ch, -7.0, _sound_vector(_random_sound(rng), rng.uniform(-1.5, 0.5)))
+        add(ch, -7.0, _spelled(rng))
     for ch in PUNCTUATION:
         add(ch, -7.0, zero.copy())
     for sound in recipes["sounds"]:
@@ -166,7 +174,9 @@ def build_vocabulary() -> Vocabulary:
     table[len(SPECIAL_TOKENS) :, lay.IDENTITY_OFFSET :] = 0.05 * rng.standard_normal(
         (len(pieces) - len(SPECIAL_TOKENS), TEXT_HIDDEN - lay.IDENTITY_OFFSET)
     ).astype(np.float32)
-    return Vocabulary(tuple(pieces), tuple(scores), table)
+    pair_rng = np.random.default_rng(RANDOM_SEED + 1)
+    bigrams = np.stack([_spelled(pair_rng)[: lay.SOUND_DIMS] for _ in range(lay.BIGRAM_BUCKETS)])
+    return Vocabulary(tuple(pieces), tuple(scores), table, bigrams.astype(np.float32))
 
 
 def build_tokenizer_json() -> str:
