@@ -42,6 +42,7 @@ def _write_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; these are shared, non-secret files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
