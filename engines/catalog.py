@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from engines import demo
 from engines.constants import MAX_LATENTS, SAMPLE_RATE, SAMPLES_PER_LATENT
 from engines.errors import ModelUnavailableError, RequestError, StudioError
 from engines.gpu import GpuInfo, probe_gpu
@@ -55,7 +56,7 @@ MODEL_SETS: dict[str, ModelSet] = {
                  MAX_SECONDS, "Small and fast, tuned for music, paired with the SAME-S codec."),
         ModelSet("sm-sfx", "sa3-sm-sfx", "Stable Audio 3 Small SFX", "same-s", "fp16",
                  MAX_SECONDS, "Small and fast, tuned for sound effects, paired with SAME-S."),
-        ModelSet("demo", "demo", "Demo (procedural, not Stable Audio 3)", "demo", "fp32",
+        ModelSet("demo", "demo", demo.DEMO_LABEL, "demo", "fp32",
                  MAX_SECONDS, "A tiny procedural stand-in that runs anywhere on the CPU, "
                  "so the app can be tried without downloading the real models."),
     )
@@ -129,10 +130,10 @@ TOKENIZER_NAME = "tokenizer.json"
 ONNX_DIR = "onnx"
 
 DEMO_SUBDIR = "demo"
-DEMO_TEXT_ENCODER = "t5gemma.onnx"
-DEMO_DIT = "dit_fp32.onnx"
-DEMO_ENCODER = "enc.onnx"
-DEMO_DECODER = "dec.onnx"
+DEMO_TEXT_ENCODER = demo.TEXT_ENCODER_FILE
+DEMO_DIT = demo.DIT_FILE
+DEMO_ENCODER = demo.ENCODER_FILE
+DEMO_DECODER = demo.DECODER_FILE
 DEMO_BUILT_NOTE = "built on first use"
 
 # Operator domains ONNX Runtime implements; a node in any other domain is a custom op it lacks.

@@ -304,9 +304,10 @@ def dit_model() -> onnx.ModelProto:
 
 
 # --------------------------------------------------------------------------- codec
-def _window() -> np.ndarray:
+def _mdct_grid() -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
+    """Sample index n (2N), bin index k (N), the MDCT phase offset n0, and the sine window."""
     n = np.arange(2 * N)
-    return np.sin(np.pi * (n + 0.5) / (2 * N))
+    return n, np.arange(N), 0.5 + N / 2, np.sin(np.pi * (n + 0.5) / (2 * N))
 
 
 def _signs(g: GraphBuilder, length: str) -> str:
@@ -325,10 +326,7 @@ def _signs(g: GraphBuilder, length: str) -> str:
 
 def encoder_model() -> onnx.ModelProto:
     g = GraphBuilder("demo_encoder")
-    n = np.arange(2 * N)
-    k = np.arange(N)
-    n0 = 0.5 + N / 2
-    win = _window()
+    n, k, n0, win = _mdct_grid()
     segments = g.op("Reshape", "audio", g.ints(2, -1, N))  # (2, L, N)
     length = g.op("Gather", g.op("Shape", segments), g.const(1, np.int64))
     following = g.op("Concat", g.slice(segments, [1], [INT_MAX], [1]),
@@ -367,10 +365,7 @@ def encoder_model() -> onnx.ModelProto:
 
 def decoder_model() -> onnx.ModelProto:
     g = GraphBuilder("demo_decoder")
-    n = np.arange(2 * N)
-    k = np.arange(N)
-    n0 = 0.5 + N / 2
-    win = _window()
+    n, k, n0, win = _mdct_grid()
     z = g.op("Transpose", g.op("Squeeze", "latent", g.ints(0)), perm=[1, 0])  # (L, 256)
     length = g.op("Gather", g.op("Shape", z), g.const(0, np.int64))
 
