@@ -132,9 +132,12 @@ def _write_json_atomic(path: Path, payload: dict) -> None:
 
 
 def summary_line(result, out: Path) -> str:
+    from engines.catalog import get_model_set
+
     stages = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items() if k != "total")
     return (f"{out}: {result.seconds:.2f} s of audio | {stages} | total "
             f"{result.timings_ms['total']:.0f} ms, {result.realtime_factor:.1f}x realtime | "
+            f"{get_model_set(result.request.model).label} on {result.backend} | "
             f"seed {result.seed}")
 
 

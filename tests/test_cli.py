@@ -48,6 +48,7 @@ def test_text_to_audio_writes_wav_sidecar_and_summary(capsys, tmp_path: Path, mo
     assert len(line) == 1
     assert "1.50 s of audio" in line[0] and "x realtime" in line[0] and "seed 7" in line[0]
     assert "sample" in line[0] and "decode" in line[0]
+    assert "Demo (procedural, not Stable Audio 3) on onnxruntime" in line[0]
 
 
 def test_random_seed_is_printed_and_reproduces(capsys, tmp_path: Path, models: Path):
