@@ -88,10 +88,9 @@ class ValidatedRequest:
 
     def keep_mask(self) -> np.ndarray:
         """(latent_len,) float32: 1 where init latents are kept, 0 where regenerated."""
-        mask = np.ones(self.latent_len, dtype=np.float32)
-        for start, end in self.regen_spans_latent:
-            mask[start:end] = 0.0
-        return mask
+        from engines.sampling import keep_mask
+
+        return keep_mask(self.regen_spans_latent, self.latent_len)
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,7 +40,8 @@ def keep_mask(latent_spans: Sequence[tuple[int, int]], latent_len: int) -> np.nd
     """(L,) float32: 1 where the init latents are kept, 0 inside the regenerated spans."""
     keep = np.ones(latent_len, dtype=np.float32)
     for start, end in latent_spans:
-        keep[max(start, 0) : min(end, latent_len)] = 0.0
+        start, end = min(max(start, 0), latent_len), min(max(end, 0), latent_len)
+        keep[start:end] = 0.0
     return keep
 
 
