@@ -49,10 +49,13 @@ class Generator:
             from engines.backends.onnxruntime import OnnxRuntimeBackend
 
             backend: Backend = OnnxRuntimeBackend(files)
+        elif availability.backend == "tensorrt":
+            from engines.backends.tensorrt.backend import TensorRTBackend
+
+            gpu = self.catalog.gpu
+            backend = TensorRTBackend(files, gpu_sm=gpu.sm if gpu else None)
         else:
-            raise ModelUnavailableError(
-                "The TensorRT backend is not part of this build yet; run with "
-                "--backend onnxruntime (the demo model) until it lands.")
+            raise ModelUnavailableError(f"Unknown backend '{availability.backend}'.")
         while len(self._backends) >= self._max_loaded:
             _, old = self._backends.popitem()
             old.close()

@@ -36,6 +36,7 @@ class GenerationResult:
     files: EngineFiles
     warnings: list[str] = field(default_factory=list)
     sample_rate: int = SAMPLE_RATE
+    details: dict = field(default_factory=dict)  # backend specifics: GPU stage ms, VRAM, path
 
     @property
     def seconds(self) -> float:

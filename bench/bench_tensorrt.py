@@ -1,0 +1,242 @@
+"""GPU benchmark of the captured pipeline (runs on a CUDA GPU, with engine doubles).
+
+    python bench/bench_tensorrt.py [--junit results.xml] [--out gpu-YYYYMMDD.json]
+
+For L in 32, 323, 1292, 4096 latents, 8 steps, modes t2a, a2a, inpaint, cfg_inpaint:
+* host overhead of one generation = wall time from the validated request to PCM in (pinned)
+  host memory, minus the GPU time of the work (CUDA events inside the graph), for (a) our one
+  graph replay and (b) eager stage-by-stage execution of the same work;
+* GPU time of our own kernels and copies (engine doubles turned into no-ops) against the
+  memory-traffic floor: bytes they must move / copy bandwidth measured here.
+Prints a table and writes the results JSON (the format the TensorRT-backend issue asks for).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.metadata
+import json
+import statistics
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from engines import demo  # noqa: E402
+from engines.backends.tensorrt.backend import TensorRTBackend  # noqa: E402
+from engines.backends.tensorrt.pipeline import GenerationPipeline  # noqa: E402
+from engines.catalog import EngineFiles  # noqa: E402
+from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT  # noqa: E402
+from engines.cuda.api import call, driver, ensure_context  # noqa: E402
+from engines.cuda.memory import DeviceBuffer, PinnedBuffer  # noqa: E402
+from engines.cuda.stream import Event, Stream  # noqa: E402
+from engines.request import GenerationRequest, validate_request  # noqa: E402
+from tests.gpu_doubles import load_module, make_runners  # noqa: E402
+
+LENGTHS = (32, 323, 1292, 4096)
+MODES = ("t2a", "a2a", "inpaint", "cfg_inpaint")
+STEPS = 8
+
+
+def make_request(mode: str, length: int):
+    seconds = length * SAMPLES_PER_LATENT / 44100
+    kwargs = dict(prompt="laser sweep", seconds=seconds, seed=3, steps=STEPS)
+    if mode != "t2a":
+        rng = np.random.default_rng(0)
+        kwargs["init_audio"] = (0.3 * rng.standard_normal((length * SAMPLES_PER_LATENT, 2))
+                                ).astype(np.float32)
+    if mode == "a2a":
+        kwargs["init_noise_level"] = 0.6
+    if mode in ("inpaint", "cfg_inpaint"):
+        kwargs["inpaint_spans"] = [(0.25 * seconds, 0.5 * seconds)]
+    if mode == "cfg_inpaint":
+        kwargs.update(cfg=3.0, negative_prompt="noise")
+    return validate_request(GenerationRequest(**kwargs), 400.0)
+
+
+def copy_bandwidths(stream: Stream) -> tuple[float, float]:
+    """(device copy GB/s counting read + write, host<->device GB/s), measured here."""
+    size = 1 << 30
+    a, b = DeviceBuffer(size), DeviceBuffer(size)
+    host = PinnedBuffer((256 << 20,), np.uint8)
+    start, end = Event(), Event()
+    d2d, h2d = [], []
+    for _ in range(5):
+        start.record(stream)
+        call("cuMemcpyDtoDAsync", b.ptr, a.ptr, size, stream.handle)
+        end.record(stream)
+        stream.synchronize()
+        d2d.append(2 * size / (end.elapsed_ms(start) * 1e6))
+        start.record(stream)
+        call("cuMemcpyHtoDAsync", a.ptr, host.ptr, host.nbytes, stream.handle)
+        call("cuMemcpyDtoHAsync", host.ptr, a.ptr, host.nbytes, stream.handle)
+        end.record(stream)
+        stream.synchronize()
+        h2d.append(2 * host.nbytes / (end.elapsed_ms(start) * 1e6))
+    for obj in (a, b, host, start, end):
+        obj.free()
+    return max(d2d), max(h2d)
+
+
+def traffic(mode: str, length: int) -> tuple[int, int]:
+    """(device bytes, host<->device bytes) our kernels and copies must move at the least."""
+    n = LATENT_CHANNELS * length
+    frames = length * SAMPLES_PER_LATENT
+    cfg = mode == "cfg_inpaint"
+    inpaint = mode in ("inpaint", "cfg_inpaint")
+    dev = 4 * n * STEPS  # all noise written once (start + loop noises)
+    dev += 4 * n * (3 if mode == "a2a" else 0)  # init mix
+    dev += 4 * ((LATENT_CHANNELS + 1) * length + n) if inpaint else 0  # local cond
+    per_step = 4 * n * 4  # pingpong: read x, v, noise; write x (+ step copy below)
+    per_step += 4 * n  # step latent copy
+    per_step += 4 * n if inpaint else 0  # init latents read for paste-back
+    per_step += 4 * n * 7 if cfg else 0  # reductions (3 reads) + apply (3 reads, 1 write)
+    dev += per_step * STEPS - 4 * n  # no noise read on the last step
+    dev += 4 * n  # non-finite check
+    dev += frames * 2 * (4 + 2)  # narrow int32 -> int16
+    dev += frames * 2 * (2 + 4 + 2) if inpaint else 0  # paste-back
+    host = frames * 2 * 2 + STEPS * n * 4  # PCM and step latents to host
+    host += 2 * frames * 4 if mode != "t2a" else 0  # init audio to device
+    return dev, host
+
+
+def median_ms(samples: list[float]) -> float:
+    return round(statistics.median(samples), 4)
+
+
+def measure(backend: TensorRTBackend, req, reps: int) -> dict:
+    key = backend.key_for(req)
+    backend.generate(req)  # eager warm-up + capture + self-checks
+    pipe = backend.cache.get(key)
+    assert pipe is not None and pipe.graph is not None, "graph was not captured"
+    graph_wall, graph_gpu, eager_wall = [], [], []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        inputs = backend.inputs_for(req, [])
+        pipe.write_inputs(inputs)
+        pipe.graph.launch(pipe.stream)
+        pipe.stream.synchronize()
+        graph_wall.append((time.perf_counter() - t0) * 1e3)
+        graph_gpu.append(pipe.collect().gpu_ms["total"])
+    for _ in range(max(3, reps // 4)):
+        t0 = time.perf_counter()
+        inputs = backend.inputs_for(req, [])
+        pipe.write_inputs(inputs)
+        pipe.record(captured=False)
+        pipe.stream.synchronize()
+        eager_wall.append((time.perf_counter() - t0) * 1e3)
+    gpu = statistics.median(graph_gpu)
+    return {"graph": median_ms([w - g for w, g in zip(graph_wall, graph_gpu, strict=True)]),
+            "eager": median_ms([w - gpu for w in eager_wall]), "gpu_ms": round(gpu, 4)}
+
+
+def kernel_time(module, files, tmp: Path, req, reps: int) -> float:
+    """GPU ms of one replay with no-op engine doubles: only our kernels and copies remain."""
+    backend = TensorRTBackend(files, kernel_cache_dir=tmp,
+                              load_runners=lambda f, sm: make_runners(module, noop=True))
+    backend._activate()
+    try:
+        pipe = GenerationPipeline(backend.key_for(req), backend.runners, backend.kernels,
+                                  backend.stream)
+        inputs = backend.inputs_for(req, [])
+        pipe.run_eager(inputs)
+        assert pipe.capture()
+        times = []
+        for _ in range(reps):
+            times.append(pipe.replay(inputs).gpu_ms["total"])
+        pipe.free()
+        return statistics.median(times)
+    finally:
+        backend.close()
+
+
+def junit_counts(path: Path | None) -> dict:
+    if path is None or not path.exists():
+        return {"passed": 0, "failed": 0, "skipped": 0}
+    root = ET.parse(path).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root)
+    tests = sum(int(s.get("tests", 0)) for s in suites)
+    failed = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+    skipped = sum(int(s.get("skipped", 0)) for s in suites)
+    return {"passed": tests - failed - skipped, "failed": failed, "skipped": skipped}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--junit", type=Path)
+    parser.add_argument("--out", type=Path)
+    parser.add_argument("--reps", type=int, default=20)
+    args = parser.parse_args()
+
+    ensure_context()
+    drv = driver()
+    dev = call("cuDeviceGet", 0)
+    name = call("cuDeviceGetName", 128, dev).split(b"\0")[0].decode()
+    version = call("cuDriverGetVersion")
+    tmp = Path(tempfile.mkdtemp(prefix="sa3-trt-bench-"))
+    folder = demo.ensure_demo_models(tmp / "models")
+    files = EngineFiles(format="trt", text_encoder=folder / demo.TEXT_ENCODER_FILE,
+                        tokenizer=folder / demo.TOKENIZER_FILE, dit=folder / demo.DIT_FILE,
+                        decoder=folder / demo.DECODER_FILE, encoder=folder / demo.ENCODER_FILE,
+                        decoder_tier="canonical", jit_plugin=False)
+    module = load_module(tmp)
+    stream = Stream()
+    d2d_bw, host_bw = copy_bandwidths(stream)
+    stream.free()
+    print(f"{name}, driver CUDA {version // 1000}.{version % 1000 // 10}; device copy "
+          f"{d2d_bw:.0f} GB/s (read+write), host<->device {host_bw:.1f} GB/s")
+    print(f"{'mode':12s} {'L':>5s} {'graph ms':>9s} {'eager ms':>9s} {'ratio':>7s} "
+          f"{'gpu ms':>8s} {'kernels ms':>10s} {'floor ms':>9s} {'x floor':>8s}")
+    overhead: dict = {}
+    floors: dict = {}
+    backend = TensorRTBackend(files, kernel_cache_dir=tmp,
+                              load_runners=lambda f, sm: make_runners(module))
+    try:
+        for mode in MODES:
+            for length in LENGTHS:
+                req = make_request(mode, length)
+                reps = args.reps if length < 4096 else max(5, args.reps // 4)
+                result = measure(backend, req, reps)
+                kernels_ms = kernel_time(module, files, tmp, req, reps)
+                dev_bytes, host_bytes = traffic(mode, length)
+                floor_ms = dev_bytes / (d2d_bw * 1e6) + host_bytes / (host_bw * 1e6)
+                ratio = kernels_ms / floor_ms
+                overhead.setdefault(mode, {})[str(length)] = {"graph": result["graph"],
+                                                              "eager": result["eager"]}
+                floors.setdefault(mode, {})[str(length)] = round(ratio, 3)
+                print(f"{mode:12s} {length:5d} {result['graph']:9.3f} {result['eager']:9.3f} "
+                      f"{result['eager'] / max(result['graph'], 1e-6):7.1f} "
+                      f"{result['gpu_ms']:8.3f} {kernels_ms:10.3f} {floor_ms:9.3f} "
+                      f"{ratio:8.2f}", flush=True)
+                backend.cache.clear()
+    finally:
+        backend.close()
+        module.free()
+    del drv
+    payload = {
+        "device": name,
+        "driver": f"{version // 1000}.{version % 1000 // 10}",
+        "cuda_bindings": importlib.metadata.version("cuda-bindings"),
+        "tests": junit_counts(args.junit),
+        "overhead_ms": overhead,
+        "kernels_vs_floor": floors,
+        "copy_bandwidth_gbps": {"device": round(d2d_bw, 1), "host": round(host_bw, 2)},
+        "steps": STEPS,
+        "date": dt.date.today().isoformat(),
+    }
+    out = args.out or ROOT / "bench" / "results" / f"gpu-{dt.date.today():%Y%m%d}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(payload, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,177 @@
+"""The TensorRT backend: SA3 engines driven torch-free with cuda-python, one graph replay per take.
+
+Every CUDA and TensorRT object here is created and used on the thread that calls `generate`
+(the GUI's one GPU worker thread).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from engines import sampling
+from engines.backends.base import CancelFn, GenerationResult, ProgressFn
+from engines.backends.tensorrt.graph_cache import DEFAULT_CAPACITY, GraphCache, run_generation
+from engines.backends.tensorrt.kernels import SamplerKernels
+from engines.backends.tensorrt.pipeline import (
+    GenerationPipeline,
+    GraphKey,
+    PipelineInputs,
+    Runners,
+)
+from engines.catalog import EngineFiles
+from engines.constants import TEXT_TOKENS
+from engines.cuda.api import ensure_context, mem_info
+from engines.cuda.memory import DeviceBuffer
+from engines.cuda.stream import Stream
+from engines.errors import CancelledError
+from engines.request import ValidatedRequest
+from engines.tokenizer import PromptTokenizer
+
+log = logging.getLogger(__name__)
+
+JIT_PLUGIN_NOTE = ("The SAME-L engine '{name}' is a JIT plugin build that cannot be captured in "
+                   "a CUDA graph, so it runs stage by stage (slower); rebuild it ahead of time "
+                   "(AOT) with `python main.py models build` for the fast path.")
+
+
+def load_trt_runners(files: EngineFiles, gpu_sm: str | None) -> Runners:
+    from engines.backends.tensorrt.engine import TrtEngine
+
+    def load(path, jit=False):
+        return TrtEngine(path, gpu_sm=gpu_sm, jit_plugin=jit) if path is not None else None
+
+    return Runners(text=load(files.text_encoder), dit=load(files.dit),
+                   decoder=load(files.decoder, files.jit_plugin),
+                   encoder=load(files.encoder, files.jit_plugin))
+
+
+def resident_vram_bytes() -> int | None:
+    """Device memory in use: NVML when nvidia-ml-py is installed, else cuMemGetInfo."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            return int(pynvml.nvmlDeviceGetMemoryInfo(handle).used)
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - NVML missing or refused: fall back
+        try:
+            free, total = mem_info()
+            return total - free
+        except Exception:  # noqa: BLE001
+            return None
+
+
+class TensorRTBackend:
+    name = "tensorrt"
+
+    def __init__(self, files: EngineFiles, *, cache_size: int = DEFAULT_CAPACITY,
+                 free_engines_after_use: bool = False, gpu_sm: str | None = None,
+                 load_runners: Callable[[EngineFiles, str | None], Runners] = load_trt_runners,
+                 kernel_cache_dir=None) -> None:
+        self.files = files
+        self.free_engines_after_use = free_engines_after_use
+        self._gpu_sm = gpu_sm
+        self._load_runners = load_runners
+        self._cache_size = cache_size
+        self.tokenizer = PromptTokenizer(files.tokenizer)
+        if kernel_cache_dir is None:
+            from engines.paths import cache_dir
+
+            kernel_cache_dir = cache_dir() / "nvrtc"
+        self._kernel_cache_dir = kernel_cache_dir
+        self._ready = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def _activate(self) -> None:
+        if self._ready:
+            return
+        ensure_context()
+        self.stream = Stream()
+        self.kernels = SamplerKernels(self._kernel_cache_dir)
+        self.runners = self._load_runners(self.files, self._gpu_sm)
+        need = max(r.scratch_bytes for r in self.runners.all())
+        # Engines run one after another on one stream, so they share one scratch allocation.
+        self.scratch = DeviceBuffer(need) if need else None
+        for runner in self.runners.all():
+            if runner.scratch_bytes:
+                runner.bind_scratch(self.scratch.ptr, self.scratch.capacity)
+        self.cache = GraphCache(self._cache_size)
+        self._ready = True
+
+    def close(self) -> None:
+        if not self._ready:
+            return
+        self.cache.clear()
+        for runner in self.runners.all():
+            runner.close()
+        if self.scratch is not None:
+            self.scratch.free()
+        self.kernels.free()
+        self.stream.free()
+        self._ready = False
+
+    # ------------------------------------------------------------------ generation
+    def inputs_for(self, req: ValidatedRequest, warnings: list[str]) -> PipelineInputs:
+        cond = self.tokenizer.encode(req.prompt)
+        if cond.truncated:
+            warnings.append(f"The prompt has {cond.token_count} tokens; only the first "
+                            f"{TEXT_TOKENS} were used.")
+        neg = self.tokenizer.encode(req.negative_prompt) if req.use_cfg else None
+        if neg is not None and neg.truncated:
+            warnings.append(f"The negative prompt has {neg.token_count} tokens; only the first "
+                            f"{TEXT_TOKENS} were used.")
+        return PipelineInputs(
+            ids=cond.input_ids, mask=cond.attention_mask, seed=req.seed,
+            sigmas=sampling.schedule(req.steps, req.sigma_max, req.latent_len),
+            seconds=req.seconds, limiter_ceiling=req.limiter_ceiling, cfg=req.cfg, apg=req.apg,
+            neg_ids=None if neg is None else neg.input_ids,
+            neg_mask=None if neg is None else neg.attention_mask,
+            keep=req.keep_mask() if req.mode == "inpaint" else None,
+            init_audio=req.init_audio if req.mode != "t2a" else None)
+
+    @staticmethod
+    def key_for(req: ValidatedRequest) -> GraphKey:
+        return GraphKey(latent_len=req.latent_len, steps=req.steps, mode=req.mode,
+                        cfg=req.use_cfg, out_samples=req.out_samples)
+
+    def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
+                 cancel: CancelFn | None = None) -> GenerationResult:
+        report = progress or (lambda stage, done, total: None)
+        if cancel is not None and cancel():
+            raise CancelledError()
+        started = time.perf_counter()
+        self._activate()
+        warnings: list[str] = []
+        inputs = self.inputs_for(request, warnings)
+        key = self.key_for(request)
+        jit = [r.name for r in self.runners.all() if not r.capturable]
+        report("sample", 0, request.steps)
+        out, path = run_generation(
+            self.cache, key, lambda k: GenerationPipeline(k, self.runners, self.kernels,
+                                                          self.stream),
+            inputs, allow_graph=not jit,
+            eager_reason=JIT_PLUGIN_NOTE.format(name=jit[0]) if jit else None)
+        report("text", 1, 1)
+        report("sample", request.steps, request.steps)
+        report("decode", 1, 1)
+        wall = (time.perf_counter() - started) * 1e3
+        timings = {stage: ms for stage, ms in out.gpu_ms.items() if stage != "total"}
+        if request.mode == "t2a":
+            timings.pop("encode", None)
+        timings["total"] = wall
+        result = GenerationResult(
+            pcm=out.pcm, latents=np.array(out.latents), step_latents=out.step_latents,
+            seed=request.seed, timings_ms=timings, backend=self.name, request=request,
+            files=self.files, warnings=warnings + out.warnings,
+            details={"path": path, "gpu_ms": out.gpu_ms, "vram_bytes": resident_vram_bytes(),
+                     "graphs_cached": len(self.cache)})
+        if self.free_engines_after_use:
+            self.close()
+        return result

@@ -1,0 +1,124 @@
+"""Graph cache (LRU, explicit destruction) and the replay policy with its self-checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+
+import numpy as np
+
+from engines.backends.tensorrt.pipeline import (
+    GenerationPipeline,
+    GraphKey,
+    PipelineInputs,
+    PipelineOutputs,
+)
+from engines.errors import BackendError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CAPACITY = 4
+
+
+class GraphCache:
+    """Up to `capacity` pipelines (buffers + captured graph), least recently used evicted.
+
+    Eviction frees the pipeline's graph exec and its device and pinned memory at once; the
+    engines themselves stay resident in the backend.
+    """
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+        if capacity < 1:
+            raise ValueError("graph cache capacity must be at least 1")
+        self.capacity = capacity
+        self._items: OrderedDict[GraphKey, GenerationPipeline] = OrderedDict()
+
+    def get(self, key: GraphKey) -> GenerationPipeline | None:
+        pipe = self._items.get(key)
+        if pipe is not None:
+            self._items.move_to_end(key)
+        return pipe
+
+    def put(self, key: GraphKey, pipe: GenerationPipeline) -> None:
+        self._items[key] = pipe
+        self._items.move_to_end(key)
+        while len(self._items) > self.capacity:
+            old_key, old = self._items.popitem(last=False)
+            log.info("evicting graph %s", old_key)
+            old.free()
+
+    def keys(self) -> list[GraphKey]:
+        return list(self._items)
+
+    def clear(self) -> None:
+        while self._items:
+            _, pipe = self._items.popitem(last=False)
+            pipe.free()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+NOT_CAPTURABLE = ("The engine {names} cannot be captured in a CUDA graph (execute_async_v3 "
+                  "returned False under capture), so this generation ran stage by stage "
+                  "(slower but correct).")
+DROPPED_STAGE = ("A captured stage gave identical audio for two different seeds (a stage "
+                 "silently dropped out of the CUDA graph), so generations of this length run "
+                 "stage by stage (slower but correct).")
+REPLAY_MISMATCH = ("Replaying the CUDA graph did not reproduce the stage-by-stage result, so "
+                   "generations of this length run stage by stage (slower but correct).")
+
+
+def run_generation(cache: GraphCache, key: GraphKey,
+                   factory: Callable[[GraphKey], GenerationPipeline], inputs: PipelineInputs,
+                   allow_graph: bool = True, eager_reason: str | None = None
+                   ) -> tuple[PipelineOutputs, str]:
+    """Run one generation; returns (outputs, path) with path "replay", "capture" or "eager".
+
+    The first generation of a key runs eagerly (every engine runs once uncaptured), is captured,
+    replayed and checked: replay must reproduce the eager latents bit for bit, and a second
+    replay with another seed must change the audio. Any failure pins the key to eager execution
+    with a warning in the outputs. Non-finite latents are an error, never a WAV of noise.
+    """
+    pipe = cache.get(key)
+    if pipe is None:
+        pipe = factory(key)
+        cache.put(key, pipe)
+    if not allow_graph and pipe.eager_only_reason is None:
+        pipe.eager_only_reason = eager_reason or "Graph capture is off for these engines."
+    if pipe.eager_only_reason is not None:
+        out = pipe.run_eager(inputs)
+        out.warnings.append(pipe.eager_only_reason)
+        return _checked(out), "eager"
+    if pipe.graph is not None:
+        return _checked(pipe.replay(inputs)), "replay"
+
+    out = _checked(pipe.run_eager(inputs))
+    if not pipe.capture():
+        pipe.eager_only_reason = NOT_CAPTURABLE.format(
+            names=", ".join(f"'{n}'" for n in sorted(set(pipe.enqueue_failures))))
+    else:
+        replayed = pipe.replay(inputs)
+        if not np.array_equal(replayed.step_latents, out.step_latents):
+            pipe.eager_only_reason = REPLAY_MISMATCH
+        else:
+            other = pipe.replay(dataclasses.replace(inputs, seed=(inputs.seed + 1) % 2**32))
+            if np.array_equal(other.pcm, replayed.pcm):
+                pipe.eager_only_reason = DROPPED_STAGE
+    if pipe.eager_only_reason is not None:
+        log.warning("%s (key %s)", pipe.eager_only_reason, key)
+        if pipe.graph is not None:
+            pipe.graph.destroy()
+            pipe.graph = None
+        out.warnings.append(pipe.eager_only_reason)
+        return out, "eager"
+    return out, "capture"
+
+
+def _checked(out: PipelineOutputs) -> PipelineOutputs:
+    if out.nonfinite:
+        raise BackendError("The model produced invalid values (NaN or Inf), so no audio was "
+                           "written; try another seed, fewer guidance or another precision.")
+    return out

@@ -1,0 +1,252 @@
+"""The captured GPU pipeline with engine doubles (needs a CUDA GPU; skipped elsewhere)."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engines import demo, noise
+from engines.catalog import EngineFiles
+from engines.errors import BackendError
+from engines.pipeline import run_pipeline
+from engines.request import GenerationRequest, validate_request
+from engines.tokenizer import PromptTokenizer
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(scope="module")
+def demo_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return demo.ensure_demo_models(tmp_path_factory.mktemp("demo"))
+
+
+@pytest.fixture(scope="module")
+def files(demo_folder: Path) -> EngineFiles:
+    # Only the tokenizer is read; the doubles stand in for the engines.
+    return EngineFiles(format="trt", text_encoder=demo_folder / demo.TEXT_ENCODER_FILE,
+                       tokenizer=demo_folder / demo.TOKENIZER_FILE,
+                       dit=demo_folder / demo.DIT_FILE, decoder=demo_folder / demo.DECODER_FILE,
+                       encoder=demo_folder / demo.ENCODER_FILE, decoder_tier="canonical",
+                       jit_plugin=False)
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory: pytest.TempPathFactory):
+    from engines.cuda.api import ensure_context
+    from tests.gpu_doubles import load_module
+
+    ensure_context()
+    mod = load_module(tmp_path_factory.mktemp("nvrtc"))
+    yield mod
+    mod.free()
+
+
+def make_backend(files, module, tmp_path, **double_options):
+    from engines.backends.tensorrt.backend import TensorRTBackend
+    from tests.gpu_doubles import make_runners
+
+    cache_size = double_options.pop("cache_size", 4)
+    return TensorRTBackend(files, cache_size=cache_size, kernel_cache_dir=tmp_path,
+                           load_runners=lambda f, sm: make_runners(module, **double_options))
+
+
+def request(mode: str, seconds: float = 3.0, seed: int = 5, **extra):
+    rng = np.random.default_rng(1)
+    init = (0.3 * rng.standard_normal((int(seconds * 44100), 2))).astype(np.float32)
+    kwargs = dict(prompt="laser sweep", seconds=seconds, seed=seed, steps=8)
+    if mode in ("a2a",):
+        kwargs.update(init_audio=init, init_noise_level=0.6)
+    if mode in ("inpaint", "cfg_inpaint"):
+        kwargs.update(init_audio=init, inpaint_spans=[(0.5, 1.2), (2.0, 2.6)])
+    if mode in ("cfg", "cfg_inpaint"):
+        kwargs.update(cfg=3.5, apg=0.6, negative_prompt="noise")
+    kwargs.update(extra)
+    return validate_request(GenerationRequest(**kwargs), 380.0)
+
+
+def cpu_reference(files, req):
+    from tests.gpu_doubles import CpuTwins
+
+    return run_pipeline(CpuTwins(), PromptTokenizer(files.tokenizer), req)
+
+
+@pytest.mark.parametrize(("seed", "stream", "count", "offset"),
+                         [(0, 0, 1000, 0), (123456789, 1, 256 * 323 * 7 + 3, 0),
+                          (2**32 - 1, 0, 4097, 2**32 - 5)])
+def test_gpu_noise_equals_cpu_noise(module, tmp_path, seed, stream, count, offset):
+    from engines.backends.tensorrt.kernels import SamplerKernels
+    from engines.cuda.api import call
+    from engines.cuda.memory import DeviceBuffer, PinnedBuffer
+    from engines.cuda.stream import Stream
+
+    kernels = SamplerKernels(tmp_path)
+    s = Stream()
+    out = DeviceBuffer(4 * count)
+    seed_buf = DeviceBuffer(4)
+    host_seed = PinnedBuffer((1,), np.uint32)
+    host_seed.array[0] = seed
+    call("cuMemcpyHtoDAsync", seed_buf.ptr, host_seed.ptr, 4, s.handle)
+    kernels.gaussian(s, out.ptr, count, seed_buf.ptr, stream, offset)
+    host = PinnedBuffer((count,), np.float32)
+    call("cuMemcpyDtoHAsync", host.ptr, out.ptr, 4 * count, s.handle)
+    s.synchronize()
+    gpu = host.array.copy()
+    cpu = noise.gaussian(seed, stream, count, offset)
+    assert np.max(np.abs(gpu - cpu)) <= 2e-6
+    assert np.mean(gpu == cpu) > 0.999
+    for b in (out, seed_buf, host_seed, host):
+        b.free()
+    kernels.free()
+    s.free()
+
+
+@pytest.mark.parametrize("mode", ["t2a", "a2a", "inpaint", "cfg", "cfg_inpaint"])
+def test_replay_equals_eager_and_cpu(files, module, tmp_path, mode):
+    backend = make_backend(files, module, tmp_path)
+    req = request(mode)
+    try:
+        first = backend.generate(req)  # eager warm-up, capture, self-checks
+        assert first.details["path"] == "capture", first.warnings
+        second = backend.generate(req)  # one graph replay
+        assert second.details["path"] == "replay"
+        np.testing.assert_array_equal(second.step_latents, first.step_latents)
+        np.testing.assert_array_equal(second.pcm, first.pcm)
+        other = backend.generate(request(mode, seed=6))
+        assert not np.array_equal(other.pcm, second.pcm)
+    finally:
+        backend.close()
+    ref = cpu_reference(files, req)
+    scale = np.max(np.abs(ref.latents))
+    assert np.max(np.abs(second.latents - ref.latents)) <= 1e-5 * scale
+    assert np.max(np.abs(second.step_latents - ref.step_latents)) <= 1e-5 * scale
+    assert second.pcm.shape == ref.pcm.shape
+    assert np.max(np.abs(second.pcm.astype(int) - ref.pcm.astype(int))) <= 1
+
+
+def test_false_enqueue_under_capture_falls_back_to_eager(files, module, tmp_path):
+    backend = make_backend(files, module, tmp_path, dit={"fail_under_capture": True})
+    try:
+        first = backend.generate(request("t2a"))
+        again = backend.generate(request("t2a"))
+    finally:
+        backend.close()
+    assert first.details["path"] == "eager" and again.details["path"] == "eager"
+    assert any("cannot be captured" in w and "dit-double" in w for w in first.warnings)
+    ref = cpu_reference(files, request("t2a"))
+    assert np.max(np.abs(first.latents - ref.latents)) <= 1e-5 * np.max(np.abs(ref.latents))
+
+
+def test_silently_dropped_decode_is_detected(files, module, tmp_path):
+    backend = make_backend(files, module, tmp_path, decoder={"drop_under_capture": True})
+    try:
+        first = backend.generate(request("t2a", seed=1))
+        second = backend.generate(request("t2a", seed=2))
+    finally:
+        backend.close()
+    assert any("identical audio for two different seeds" in w for w in first.warnings)
+    assert second.details["path"] == "eager"
+    assert not np.array_equal(first.pcm, second.pcm)
+    ref = cpu_reference(files, request("t2a", seed=2))
+    assert np.max(np.abs(second.pcm.astype(int) - ref.pcm.astype(int))) <= 1
+
+
+def test_non_capturable_runner_runs_eagerly_with_advice(files, module, tmp_path):
+    from engines.backends.tensorrt.backend import TensorRTBackend
+    from tests.gpu_doubles import make_runners
+
+    def load(f, sm):
+        runners = make_runners(module)
+        runners.decoder.capturable = False
+        runners.decoder.name = "dec_dynamic_triton_swa.trt"
+        return runners
+
+    backend = TensorRTBackend(files, kernel_cache_dir=tmp_path, load_runners=load)
+    try:
+        result = backend.generate(request("t2a"))
+    finally:
+        backend.close()
+    assert result.details["path"] == "eager"
+    assert any("AOT" in w for w in result.warnings)
+
+
+def test_non_finite_output_is_an_error(files, module, tmp_path):
+    backend = make_backend(files, module, tmp_path, dit={"make_nan": True})
+    try:
+        with pytest.raises(BackendError, match="NaN"):
+            backend.generate(request("t2a"))
+    finally:
+        backend.close()
+
+
+def test_cache_eviction_returns_memory(files, module, tmp_path):
+    from engines.cuda.api import mem_info
+
+    backend = make_backend(files, module, tmp_path, cache_size=2)
+    try:
+        backend.generate(request("t2a", seconds=2.0))  # loads everything, small key
+        base_free, _ = mem_info()
+        backend.generate(request("t2a", seconds=120.0))  # big key (L=1292)
+        with_big, _ = mem_info()
+        assert base_free - with_big > 100 * 2**20
+        backend.generate(request("t2a", seconds=30.0))
+        backend.generate(request("t2a", seconds=10.0))  # evicts the 120 s key
+        assert len(backend.cache) == 2
+        after, _ = mem_info()
+        assert after - with_big > 0.8 * (base_free - with_big)
+    finally:
+        backend.close()
+    closed, _ = mem_info()
+    assert closed >= base_free - 16 * 2**20
+
+
+def test_cuda_wrappers(tmp_path):
+    from engines.cuda.api import CudaError, call, ensure_context
+    from engines.cuda.memory import DeviceBuffer, PinnedBuffer
+    from engines.cuda.nvrtc import CompileError, Module
+    from engines.cuda.stream import Event, Stream
+
+    ensure_context()
+    buf = DeviceBuffer(shape=(10,), dtype=np.float32)
+    assert buf.reshape((10,)) is True
+    first = buf.ptr
+    assert buf.reshape((5,)) is False and buf.ptr == first and buf.capacity == 40
+    assert buf.reshape((100,)) is True and buf.capacity == 400
+    buf.free()
+    buf.free()  # idempotent
+
+    pinned = PinnedBuffer((4,), np.float32)
+    view = pinned.array
+    view[:] = [1, 2, 3, 4]
+    del pinned
+    gc.collect()
+    assert view.sum() == 10  # the view keeps its owner alive
+    view.base.owner.free()
+
+    with pytest.raises(CudaError) as err:
+        call("cuMemFree", 12345)
+    assert err.value.name.startswith("CUDA_ERROR")
+
+    source = 'extern "C" __global__ void k(float* x) { x[0] = 1.0f; }'
+    first_mod = Module(source, "tiny", (), tmp_path)
+    second_mod = Module(source, "tiny", (), tmp_path)
+    assert not first_mod.from_cache and second_mod.from_cache
+    first_mod.free()
+    second_mod.free()
+    with pytest.raises(CompileError) as compile_err:
+        Module("this is not cuda", "broken", (), tmp_path)
+    assert "error" in compile_err.value.program_log
+
+    stream = Stream()
+    start, end = Event(), Event()
+    big = DeviceBuffer(256 * 2**20)
+    start.record(stream)
+    call("cuMemsetD8Async", big.ptr, 0, big.capacity, stream.handle)
+    end.record(stream)
+    stream.synchronize()
+    assert end.elapsed_ms(start) > 0
+    big.free()
+    for obj in (start, end, stream):
+        obj.free()
