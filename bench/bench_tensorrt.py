@@ -112,29 +112,37 @@ def median_ms(samples: list[float]) -> float:
 
 
 def measure(backend: TensorRTBackend, req, reps: int) -> dict:
+    """Host overhead (ms) of a replay and of two eager variants of the same work."""
     key = backend.key_for(req)
     backend.generate(req)  # eager warm-up + capture + self-checks
     pipe = backend.cache.get(key)
     assert pipe is not None and pipe.graph is not None, "graph was not captured"
-    graph_wall, graph_gpu, eager_wall = [], [], []
+    rows: dict[str, list[float]] = {"graph": [], "prep": [], "launch": [], "gpu": [],
+                                    "eager_async": [], "eager_stages": []}
     for _ in range(reps):
         t0 = time.perf_counter()
         inputs = backend.inputs_for(req, [])
         pipe.write_inputs(inputs)
+        t1 = time.perf_counter()
         pipe.graph.launch(pipe.stream)
+        t2 = time.perf_counter()
         pipe.stream.synchronize()
-        graph_wall.append((time.perf_counter() - t0) * 1e3)
-        graph_gpu.append(pipe.collect().gpu_ms["total"])
-    for _ in range(max(3, reps // 4)):
-        t0 = time.perf_counter()
-        inputs = backend.inputs_for(req, [])
-        pipe.write_inputs(inputs)
-        pipe.record(captured=False)
-        pipe.stream.synchronize()
-        eager_wall.append((time.perf_counter() - t0) * 1e3)
-    gpu = statistics.median(graph_gpu)
-    return {"graph": median_ms([w - g for w, g in zip(graph_wall, graph_gpu, strict=True)]),
-            "eager": median_ms([w - gpu for w in eager_wall]), "gpu_ms": round(gpu, 4)}
+        t3 = time.perf_counter()
+        gpu = pipe.collect().gpu_ms["total"]
+        rows["graph"].append((t3 - t0) * 1e3 - gpu)
+        rows["prep"].append((t1 - t0) * 1e3)
+        rows["launch"].append((t2 - t1) * 1e3)
+        rows["gpu"].append(gpu)
+    gpu = statistics.median(rows["gpu"])
+    for name, sync in (("eager_async", False), ("eager_stages", True)):
+        for _ in range(max(3, reps // 4)):
+            t0 = time.perf_counter()
+            inputs = backend.inputs_for(req, [])
+            pipe.write_inputs(inputs)
+            pipe.record(captured=False, sync_stages=sync)
+            pipe.stream.synchronize()
+            rows[name].append((time.perf_counter() - t0) * 1e3 - gpu)
+    return {name: median_ms(values) for name, values in rows.items()}
 
 
 def kernel_time(module, files, tmp: Path, req, reps: int) -> float:
@@ -192,8 +200,12 @@ def main() -> int:
     stream.free()
     print(f"{name}, driver CUDA {version // 1000}.{version % 1000 // 10}; device copy "
           f"{d2d_bw:.0f} GB/s (read+write), host<->device {host_bw:.1f} GB/s")
-    print(f"{'mode':12s} {'L':>5s} {'graph ms':>9s} {'eager ms':>9s} {'ratio':>7s} "
-          f"{'gpu ms':>8s} {'kernels ms':>10s} {'floor ms':>9s} {'x floor':>8s}")
+    print("host overhead = wall (request -> PCM in pinned memory) - GPU time of the work; "
+          "eager = stage by stage with a sync after each stage/step, async = same launches "
+          "without syncs")
+    print(f"{'mode':12s} {'L':>5s} {'graph':>7s} {'(prep':>6s} {'launch)':>7s} {'eager':>7s} "
+          f"{'async':>7s} {'ratio':>6s} {'gpu ms':>8s} {'kernels':>8s} {'floor':>7s} "
+          f"{'x floor':>7s}")
     overhead: dict = {}
     floors: dict = {}
     backend = TensorRTBackend(files, kernel_cache_dir=tmp,
@@ -208,13 +220,17 @@ def main() -> int:
                 dev_bytes, host_bytes = traffic(mode, length)
                 floor_ms = dev_bytes / (d2d_bw * 1e6) + host_bytes / (host_bw * 1e6)
                 ratio = kernels_ms / floor_ms
-                overhead.setdefault(mode, {})[str(length)] = {"graph": result["graph"],
-                                                              "eager": result["eager"]}
+                overhead.setdefault(mode, {})[str(length)] = {
+                    "graph": result["graph"], "eager": result["eager_stages"],
+                    "eager_async": result["eager_async"], "graph_prep": result["prep"],
+                    "graph_launch": result["launch"], "gpu": result["gpu"]}
                 floors.setdefault(mode, {})[str(length)] = round(ratio, 3)
-                print(f"{mode:12s} {length:5d} {result['graph']:9.3f} {result['eager']:9.3f} "
-                      f"{result['eager'] / max(result['graph'], 1e-6):7.1f} "
-                      f"{result['gpu_ms']:8.3f} {kernels_ms:10.3f} {floor_ms:9.3f} "
-                      f"{ratio:8.2f}", flush=True)
+                print(f"{mode:12s} {length:5d} {result['graph']:7.3f} {result['prep']:6.3f} "
+                      f"{result['launch']:7.3f} {result['eager_stages']:7.3f} "
+                      f"{result['eager_async']:7.3f} "
+                      f"{result['eager_stages'] / max(result['graph'], 1e-6):6.1f} "
+                      f"{result['gpu']:8.3f} {kernels_ms:8.3f} {floor_ms:7.3f} "
+                      f"{ratio:7.2f}", flush=True)
                 backend.cache.clear()
     finally:
         backend.close()

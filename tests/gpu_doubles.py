@@ -45,7 +45,7 @@ extern "C" __global__ void dit(float* velocity, const float* x, const float* t,
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
         int c = (int)(i / length), l = (int)(i % length);
-        float g = (pooled[c] + 0.05f * seconds[0]) * (1.0f + 0.1f * (float)((l * 7 + c) % 11))
+        float g = (pooled[c] + 0.002f * seconds[0]) * (1.0f + 0.1f * (float)((l * 7 + c) % 11))
                   + cond[l] * cond[(long long)(c + 1) * length + l] * 0.5f;
         float den = 0.5f * x[i] + g * (1.0f - 0.5f * s);
         velocity[i] = make_nan ? __int_as_float(0x7fc00000) : (x[i] - den) / s;
@@ -67,7 +67,7 @@ extern "C" __global__ void dec(int* pcm, const float* latent, const float* limit
          i += (long long)gridDim.x * blockDim.x) {
         long long frame = i / 2; int ch = (int)(i % 2);
         int c = (int)((ch * 7 + frame) % 256); int l = (int)(frame / 4096);
-        pcm[i] = (int)rintf(latent[(long long)c * length + l] * 12000.0f * limiter[0]);
+        pcm[i] = (int)rintf(latent[(long long)c * length + l] * 6000.0f * limiter[0]);
     }
 }
 """
@@ -261,7 +261,7 @@ class CpuTwins:
         c = np.arange(C)[:, None]
         pos = np.arange(length)[None, :]
         wobble = np.float32(1.0) + np.float32(0.1) * ((pos * 7 + c) % 11).astype(np.float32)
-        g = (pooled[:, None] + np.float32(0.05) * seconds[0]) * wobble + \
+        g = (pooled[:, None] + np.float32(0.002) * seconds[0]) * wobble + \
             local_cond[0, 0][None, :] * local_cond[0, 1:] * np.float32(0.5)
         s = t[0]
         den = np.float32(0.5) * x[0] + g * (np.float32(1.0) - np.float32(0.5) * s)
@@ -280,7 +280,7 @@ class CpuTwins:
         out = np.empty((length * HOP, 2), np.int64)
         for ch in range(2):
             c = (ch * 7 + frames) % C
-            value = latent[0][c, frames // HOP] * np.float32(12000.0) * np.float32(
+            value = latent[0][c, frames // HOP] * np.float32(6000.0) * np.float32(
                 limiter_ceiling)
             out[:, ch] = np.rint(value).astype(np.int64)
         return np.clip(out, -32767, 32767).astype(np.int16)

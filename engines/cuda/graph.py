@@ -51,6 +51,11 @@ class CapturedGraph:
             self.destroy()
         self.exec = call("cuGraphInstantiate", graph, 0)
 
+    def upload(self, stream: Stream) -> None:
+        """Pre-upload the exec so the first replay pays no setup cost."""
+        if self.exec is not None:
+            call("cuGraphUpload", self.exec, stream.handle)
+
     def launch(self, stream: Stream) -> None:
         if self.exec is None:
             raise CudaError("CUDA_ERROR_INVALID_HANDLE", "cuGraphLaunch", "no graph captured")

@@ -114,3 +114,53 @@ class _PinnedView:
             "data": (owner.ptr, False),
             "version": 3,
         }
+
+
+class Region:
+    """A 256-byte aligned slice of an Arena: a device address, and a host view if mirrored."""
+
+    def __init__(self, ptr: int, shape: tuple[int, ...], dtype, host: np.ndarray | None):
+        self.ptr = ptr
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.host = host
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+class Arena:
+    """Many small tensors in one device allocation, optionally mirrored by one pinned buffer,
+    so that one copy moves them all (one graph node instead of one per tensor)."""
+
+    def __init__(self, layout: list[tuple[str, tuple[int, ...], object]], mirrored: bool):
+        offsets = []
+        total = 0
+        for _, shape, dtype in layout:
+            offsets.append(total)
+            nbytes = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+            total += -(-max(nbytes, 1) // ALIGNMENT) * ALIGNMENT
+        self.nbytes = total
+        self.device = DeviceBuffer(total, shape=(total,), dtype=np.uint8)
+        self.pinned = PinnedBuffer((total,), np.uint8) if mirrored else None
+        raw = self.pinned.array if mirrored else None
+        self.regions: dict[str, Region] = {}
+        for (name, shape, dtype), offset in zip(layout, offsets, strict=True):
+            host = None
+            if raw is not None:
+                count = int(np.prod(shape, dtype=np.int64))
+                host = raw[offset: offset + count * np.dtype(dtype).itemsize].view(
+                    np.dtype(dtype)).reshape(shape)
+            self.regions[name] = Region(self.device.ptr + offset, shape, dtype, host)
+
+    def __getitem__(self, name: str) -> Region:
+        return self.regions[name]
+
+    def get(self, name: str) -> Region | None:
+        return self.regions.get(name)
+
+    def free(self) -> None:
+        self.device.free()
+        if self.pinned is not None:
+            self.pinned.free()

@@ -33,6 +33,7 @@ from engines.tokenizer import PromptTokenizer
 
 log = logging.getLogger(__name__)
 
+TOKEN_CACHE_SIZE = 64
 JIT_PLUGIN_NOTE = ("The SAME-L engine '{name}' is a JIT plugin build that cannot be captured in "
                    "a CUDA graph, so it runs stage by stage (slower); rebuild it ahead of time "
                    "(AOT) with `python main.py models build` for the fast path.")
@@ -87,6 +88,7 @@ class TensorRTBackend:
             kernel_cache_dir = cache_dir() / "nvrtc"
         self._kernel_cache_dir = kernel_cache_dir
         self._ready = False
+        self._token_cache: dict[str, object] = {}
 
     # ------------------------------------------------------------------ lifecycle
     def _activate(self) -> None:
@@ -118,12 +120,22 @@ class TensorRTBackend:
         self._ready = False
 
     # ------------------------------------------------------------------ generation
+    def _tokens(self, text: str):
+        """Tokenized prompts are cached: variations and rerolls reuse the same prompt."""
+        cached = self._token_cache.pop(text, None)
+        if cached is None:
+            cached = self.tokenizer.encode(text)
+        self._token_cache[text] = cached
+        while len(self._token_cache) > TOKEN_CACHE_SIZE:
+            self._token_cache.pop(next(iter(self._token_cache)))
+        return cached
+
     def inputs_for(self, req: ValidatedRequest, warnings: list[str]) -> PipelineInputs:
-        cond = self.tokenizer.encode(req.prompt)
+        cond = self._tokens(req.prompt)
         if cond.truncated:
             warnings.append(f"The prompt has {cond.token_count} tokens; only the first "
                             f"{TEXT_TOKENS} were used.")
-        neg = self.tokenizer.encode(req.negative_prompt) if req.use_cfg else None
+        neg = self._tokens(req.negative_prompt) if req.use_cfg else None
         if neg is not None and neg.truncated:
             warnings.append(f"The negative prompt has {neg.token_count} tokens; only the first "
                             f"{TEXT_TOKENS} were used.")

@@ -109,24 +109,34 @@ extern "C" __global__ void guidance_partials(const float* x, const float* vc, co
     }
 }
 
-extern "C" __global__ void guidance_finish(const double* partials, int count, double* sums) {
-    if (threadIdx.x == 0 && blockIdx.x == 0) {
-        double a = 0.0, b = 0.0;
-        for (int i = 0; i < count; ++i) { a += partials[2 * i]; b += partials[2 * i + 1]; }
-        sums[0] = a; sums[1] = b;
-    }
-}
-
-// v = (x - (cd + (cfg - 1) g)) / s  with APG g (engines.sampling.guided_velocity)
+// v = (x - (cd + (cfg - 1) g)) / s  with APG g (engines.sampling.guided_velocity). Every block
+// first reduces the fixed set of partial sums in the same order, so all blocks (and every
+// replay) see identical totals without a separate finishing launch.
 extern "C" __global__ void guidance_apply(float* v, const float* x, const float* vc,
-                                          const float* vu, const double* sums,
+                                          const float* vu, const double* partials, int count,
                                           const float* sigmas, int step, const float* params,
                                           long long n) {
+    __shared__ double s_cd[256];
+    __shared__ double s_dot[256];
+    double a = 0.0, b = 0.0;
+    for (int i = threadIdx.x; i < count; i += blockDim.x) {
+        a += partials[2 * i];
+        b += partials[2 * i + 1];
+    }
+    s_cd[threadIdx.x] = a; s_dot[threadIdx.x] = b;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (threadIdx.x < stride) {
+            s_cd[threadIdx.x] += s_cd[threadIdx.x + stride];
+            s_dot[threadIdx.x] += s_dot[threadIdx.x + stride];
+        }
+        __syncthreads();
+    }
     float s = sigmas[step], cfg = params[1], apg = params[2];
-    double norm = sqrt(sums[0]);
+    double norm = sqrt(s_cd[0]);
     if (norm < 1e-8) norm = 1e-8;
     float normf = (float)norm;
-    float proj = (float)(sums[1] / norm);
+    float proj = (float)(s_dot[0] / norm);
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
         float cd = x[i] - s * vc[i];
@@ -288,14 +298,12 @@ class SamplerKernels:
         self._go("local_cond", stream, (channels + 1) * length, ptr(cond), ptr(keep), ptr(init),
                  i32(channels), i32(length))
 
-    def guidance(self, stream, v, x, vc, vu, sigmas, step, params, partials, sums, n) -> None:
+    def guidance(self, stream, v, x, vc, vu, sigmas, step, params, partials, n) -> None:
         self.module.kernel("guidance_partials").launch(
             stream, REDUCE_BLOCKS, BLOCK, ptr(x), ptr(vc), ptr(vu), ptr(sigmas), i32(step),
             i64(n), ptr(partials))
-        self.module.kernel("guidance_finish").launch(stream, 1, 32, ptr(partials),
-                                                     i32(REDUCE_BLOCKS), ptr(sums))
-        self._go("guidance_apply", stream, n, ptr(v), ptr(x), ptr(vc), ptr(vu), ptr(sums),
-                 ptr(sigmas), i32(step), ptr(params), i64(n))
+        self._go("guidance_apply", stream, n, ptr(v), ptr(x), ptr(vc), ptr(vu), ptr(partials),
+                 i32(REDUCE_BLOCKS), ptr(sigmas), i32(step), ptr(params), i64(n))
 
     def pingpong(self, stream, x, v, noise, sigmas, step, keep, init, length, n,
                  step_out) -> None:

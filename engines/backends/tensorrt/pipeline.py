@@ -29,18 +29,14 @@ from engines.backends.tensorrt.kernels import (
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT, TEXT_HIDDEN, TEXT_TOKENS
 from engines.cuda.api import call
 from engines.cuda.graph import CapturedGraph
-from engines.cuda.memory import DeviceBuffer, PinnedBuffer
+from engines.cuda.memory import Arena, DeviceBuffer
 from engines.cuda.stream import Event, Stream
 from engines.errors import BackendError
 from engines.noise import STREAM_INITIAL, STREAM_LOOP
 
 log = logging.getLogger(__name__)
 
-SLOT = 256  # bytes per scalar slot: TensorRT wants 256-byte aligned tensor addresses
-SLOT_PARAMS, SLOT_SECONDS, SLOT_LIMITER, SLOT_T, SLOT_SEED, SLOT_FLAG, SLOT_SIGMAS, SLOT_SUMS = \
-    range(8)
-ARENA_SLOTS = 8
-MAX_STEPS = 63  # sigmas (steps + 1 floats) must fit one slot
+MAX_STEPS = 50
 INPAINT_FADE = 1024
 STAGES = ("text", "encode", "sample", "decode")
 
@@ -118,8 +114,7 @@ class GenerationPipeline:
         self.eager_only_reason: str | None = None
         self.enqueue_failures: list[str] = []
         self._buffers: list[DeviceBuffer] = []
-        self._pinned: list[PinnedBuffer] = []
-        self._uploads: list[tuple[DeviceBuffer, PinnedBuffer]] = []
+        self._arenas: list[Arena] = []
         self._events = [Event() for _ in range(len(STAGES) + 1)]
         self._allocate()
 
@@ -131,16 +126,6 @@ class GenerationPipeline:
             call("cuMemsetD8Async", buf.ptr, 0, buf.nbytes, self.stream.handle)
         self._buffers.append(buf)
         return buf
-
-    def _host(self, shape, dtype=np.float32) -> PinnedBuffer:
-        buf = PinnedBuffer(tuple(shape), dtype)
-        self._pinned.append(buf)
-        return buf
-
-    def _upload(self, shape, dtype=np.float32) -> tuple[DeviceBuffer, PinnedBuffer]:
-        pair = (self._device(shape, dtype), self._host(shape, dtype))
-        self._uploads.append(pair)
-        return pair
 
     def _spec_dtype(self, runner: EngineRunner, name: str) -> str:
         if name not in runner.specs:
@@ -155,13 +140,28 @@ class GenerationPipeline:
         text = self.runners.text
         id_dtype = _NP_DTYPES[self._spec_dtype(text, "input_ids")]
         mask_dtype = _NP_DTYPES[self._spec_dtype(text, "attention_mask")]
-        branches = 2 if key.cfg else 1
-        self.ids = [self._upload((1, TEXT_TOKENS), id_dtype) for _ in range(branches)]
-        self.masks = [self._upload((1, TEXT_TOKENS), mask_dtype) for _ in range(branches)]
-        self.mask_f = [self._upload((1, TEXT_TOKENS), np.float32) for _ in range(branches)]
-        self.hidden = [self._device((1, TEXT_TOKENS, TEXT_HIDDEN)) for _ in range(branches)]
-        self.arena, self.arena_host = self._upload((ARENA_SLOTS * SLOT,), np.uint8)
-        self.partials = self._device((REDUCE_BLOCKS * 2,), np.float64)
+        self.branches = 2 if key.cfg else 1
+        # Every host->device input in one pinned block and one copy; every output likewise.
+        layout = []
+        for b in range(self.branches):
+            layout += [(f"ids{b}", (1, TEXT_TOKENS), id_dtype),
+                       (f"mask{b}", (1, TEXT_TOKENS), mask_dtype),
+                       (f"maskf{b}", (1, TEXT_TOKENS), np.float32)]
+        layout += [("params", (PARAM_FLOATS,), np.float32), ("seconds", (1,), np.float32),
+                   ("limiter", (), np.float32), ("seed", (1,), np.uint32),
+                   ("sigmas", (key.steps + 1,), np.float32)]
+        layout += [(f"t{i}", (1,), np.float32) for i in range(key.steps)]
+        if key.mode == "inpaint":
+            layout.append(("keep", (length,), np.float32))
+        if key.mode != "t2a":
+            layout.append(("audio", (1, 2, samples), np.float32))
+        self.inputs = Arena(layout, mirrored=True)
+        self.outputs = Arena([("pcm", (key.out_samples, 2), np.int16),
+                              ("steps", (key.steps, c, length), np.float32),
+                              ("flag", (1,), np.uint32)], mirrored=True)
+        self._arenas += [self.inputs, self.outputs]
+        self.hidden = [self._device((1, TEXT_TOKENS, TEXT_HIDDEN)) for _ in range(self.branches)]
+        self.sums = self._device((REDUCE_BLOCKS * 2,), np.float64)
         self.x = self._device((1, c, length))
         self.v = self._device((1, c, length))
         self.v_uncond = self._device((1, c, length)) if key.cfg else None
@@ -169,14 +169,7 @@ class GenerationPipeline:
         self.loop_noise = self._device((max(key.steps - 1, 1), c, length))
         self.noise0 = self._device((c, length)) if key.mode == "a2a" else None
         self.local_cond = self._device((1, c + 1, length), zero=True)
-        self.steps_out = self._device((key.steps, c, length))
         self.init_latents = self._device((1, c, length)) if key.mode != "t2a" else None
-        self.keep = self._upload((length,)) if key.mode == "inpaint" else None
-        self.audio = self._upload((1, 2, samples)) if key.mode != "t2a" else None
-        self.pcm16 = self._device((key.out_samples, 2), np.int16)
-        self.pcm16_host = self._host((key.out_samples, 2), np.int16)
-        self.steps_host = self._host((key.steps, c, length))
-        self.flag_host = self._host((1,), np.uint32)
         self._ports = {}
         self._staged_init = None
         self._shapes: dict[str, dict[str, tuple[int, ...]]] = {}
@@ -210,20 +203,18 @@ class GenerationPipeline:
         runner.set_input_shape(name, shape)
         self._shapes.setdefault(runner.name, {})[name] = shape
 
-    def _slot(self, index: int) -> int:
-        return self.arena.ptr + index * SLOT
-
     def _bind_engines(self, n_lat: int, samples: int) -> None:
         key, length = self.key, self.key.latent_len
         text, dit, dec, enc = (self.runners.text, self.runners.dit, self.runners.decoder,
                                self.runners.encoder)
         self._shape(text, "input_ids", (1, TEXT_TOKENS))
         self._shape(text, "attention_mask", (1, TEXT_TOKENS))
+        io = self.inputs
         self.text_addr = [
-            {"input_ids": self.ids[b][0].ptr, "attention_mask": self.masks[b][0].ptr,
+            {"input_ids": io[f"ids{b}"].ptr, "attention_mask": io[f"mask{b}"].ptr,
              "hidden_states": self._port(text, "hidden_states", self.hidden[b],
                                          TEXT_TOKENS * TEXT_HIDDEN, False)}
-            for b in range(len(self.ids))]
+            for b in range(self.branches)]
         for name, shape in (("x", (1, LATENT_CHANNELS, length)), ("t", (1,)),
                             ("t5_hidden", (1, TEXT_TOKENS, TEXT_HIDDEN)),
                             ("t5_mask", (1, TEXT_TOKENS)), ("seconds_total", (1,)),
@@ -231,20 +222,19 @@ class GenerationPipeline:
             self._shape(dit, name, shape)
         self.dit_in = {
             "x": self._port(dit, "x", self.x, n_lat, True),
-            "t": self._slot(SLOT_T),
-            "seconds_total": self._slot(SLOT_SECONDS),
+            "seconds_total": io["seconds"].ptr,
             "local_add_cond": self._port(dit, "local_add_cond", self.local_cond,
                                          (LATENT_CHANNELS + 1) * length, True),
         }
         self.dit_branch = [
             {"t5_hidden": self._port(dit, "t5_hidden", self.hidden[b], TEXT_TOKENS * TEXT_HIDDEN,
                                      True),
-             "t5_mask": self.mask_f[b][0].ptr} for b in range(len(self.hidden))]
+             "t5_mask": io[f"maskf{b}"].ptr} for b in range(self.branches)]
         targets = [self.v_cond, self.v_uncond] if key.cfg else [self.v]
         self.dit_out = [self._port(dit, "velocity", t, n_lat, False) for t in targets]
         if enc is not None and key.mode != "t2a":
             self._shape(enc, "audio", (1, 2, samples))
-            self.enc_addr = {"audio": self._port(enc, "audio", self.audio[0], 2 * samples, True),
+            self.enc_addr = {"audio": self._port(enc, "audio", io["audio"], 2 * samples, True),
                              "latent": self._port(enc, "latent", self.init_latents, n_lat,
                                                   False)}
         self._shape(dec, "latent", (1, LATENT_CHANNELS, length))
@@ -253,7 +243,7 @@ class GenerationPipeline:
                 d for d in dec.specs["limiter_ceiling"].shape if d != -1))
         self.dec_addr = {"latent": self._port(dec, "latent", self.x, n_lat, True)}
         if "limiter_ceiling" in dec.specs:
-            self.dec_addr["limiter_ceiling"] = self._slot(SLOT_LIMITER)
+            self.dec_addr["limiter_ceiling"] = io["limiter"].ptr
         self.decoder_output = next((n for n in ("pcm", "pcm_unbounded", "audio")
                                     if n in dec.specs), None)
         if self.decoder_output is None:
@@ -271,38 +261,38 @@ class GenerationPipeline:
 
     # ------------------------------------------------------------------ inputs
     def write_inputs(self, inputs: PipelineInputs) -> None:
+        """Fill the pinned input block (cached numpy views; nothing is allocated here)."""
+        io = self.inputs
         branches = [(inputs.ids, inputs.mask)]
         if self.key.cfg:
             if inputs.neg_ids is None:
                 raise BackendError("CFG needs the negative prompt's tokens.")
             branches.append((inputs.neg_ids, inputs.neg_mask))
         for b, (ids, mask) in enumerate(branches):
-            self.ids[b][1].array[...] = ids
-            self.masks[b][1].array[...] = mask
-            self.mask_f[b][1].array[...] = mask.astype(np.float32)
-        arena = self.arena_host.array
-        params = np.zeros(PARAM_FLOATS, np.float32)
+            io[f"ids{b}"].host[...] = ids
+            io[f"mask{b}"].host[...] = mask
+            io[f"maskf{b}"].host[...] = mask
+        params = io["params"].host
         params[P_SECONDS] = inputs.seconds
         params[P_CFG] = inputs.cfg
         params[P_APG] = inputs.apg
         params[P_LIMITER] = inputs.limiter_ceiling
         params[P_SIGMA_MAX] = inputs.sigmas[0]
-        arena[SLOT_PARAMS * SLOT: SLOT_PARAMS * SLOT + params.nbytes] = params.view(np.uint8)
-        for slot, value in ((SLOT_SECONDS, inputs.seconds), (SLOT_LIMITER,
-                                                              inputs.limiter_ceiling)):
-            arena[slot * SLOT: slot * SLOT + 4] = np.float32(value).reshape(1).view(np.uint8)
-        arena[SLOT_SEED * SLOT: SLOT_SEED * SLOT + 4] = \
-            np.uint32(inputs.seed).reshape(1).view(np.uint8)
-        sigmas = np.asarray(inputs.sigmas, np.float32)
-        if sigmas.shape != (self.key.steps + 1,):
+        io["seconds"].host[...] = inputs.seconds
+        io["limiter"].host[...] = inputs.limiter_ceiling
+        io["seed"].host[...] = inputs.seed
+        sigmas = io["sigmas"].host
+        if len(inputs.sigmas) != len(sigmas):
             raise BackendError("sigma schedule length does not match the graph's steps")
-        arena[SLOT_SIGMAS * SLOT: SLOT_SIGMAS * SLOT + sigmas.nbytes] = sigmas.view(np.uint8)
-        if self.keep is not None:
-            self.keep[1].array[...] = inputs.keep
-        if self.audio is not None and inputs.init_audio is not self._staged_init:
+        sigmas[...] = inputs.sigmas
+        for i in range(self.key.steps):
+            io[f"t{i}"].host[0] = sigmas[i]
+        if self.key.mode == "inpaint":
+            io["keep"].host[...] = inputs.keep
+        if self.key.mode != "t2a" and inputs.init_audio is not self._staged_init:
             # Variations reuse the same init audio object: staging it again would cost
             # milliseconds of host copying per take for nothing.
-            self.audio[1].array[0] = np.asarray(inputs.init_audio, np.float32).T
+            io["audio"].host[0] = np.asarray(inputs.init_audio, np.float32).T
             self._staged_init = inputs.init_audio
 
     # ------------------------------------------------------------------ the work
@@ -318,30 +308,39 @@ class GenerationPipeline:
     def _mark(self, index: int, captured: bool) -> None:
         self._events[index].record(self.stream, external=captured)
 
-    def record(self, captured: bool = False) -> None:
-        """Issue the complete generation on the stream (eager or under capture)."""
+    def record(self, captured: bool = False, sync_stages: bool = False) -> None:
+        """Issue the complete generation on the stream (eager or under capture).
+
+        `sync_stages` (eager only) waits for the GPU after every stage and step, the way a
+        stage-by-stage runtime that hands control back to the host behaves.
+        """
         key, k, s = self.key, self.kernels, self.stream
         c, length = LATENT_CHANNELS, key.latent_len
         n = c * length
+        io, out = self.inputs, self.outputs
+
+        def stage_done() -> None:
+            if sync_stages and not captured:
+                s.synchronize()
+
         self.enqueue_failures = []
         self._mark(0, captured)
-        for device, host in self._uploads:
-            call("cuMemcpyHtoDAsync", device.ptr, host.ptr, host.nbytes, s.handle)
+        call("cuMemcpyHtoDAsync", io.device.ptr, io.pinned.ptr, io.nbytes, s.handle)
         # text
         text = self.runners.text
         for b, addresses in enumerate(self.text_addr):
             self._enqueue(text, addresses)
             self._cast_out(text, "hidden_states", self.hidden[b])
+            stage_done()
         self._mark(1, captured)
         # init audio
-        seed_ptr = self._slot(SLOT_SEED)
-        sigmas = self._slot(SLOT_SIGMAS)
-        params = self._slot(SLOT_PARAMS)
+        seed_ptr, sigmas, params = io["seed"].ptr, io["sigmas"].ptr, io["params"].ptr
         if key.mode != "t2a":
             enc = self.runners.encoder
-            self._cast_in(enc, "audio", self.audio[0])
+            self._cast_in(enc, "audio", io["audio"])
             self._enqueue(enc, self.enc_addr)
             self._cast_out(enc, "latent", self.init_latents)
+            stage_done()
         self._mark(2, captured)
         # noise and start latent
         if key.mode == "a2a":
@@ -353,55 +352,53 @@ class GenerationPipeline:
             k.gaussian(s, self.loop_noise.ptr, (key.steps - 1) * n, seed_ptr, STREAM_LOOP)
         keep = init = 0
         if key.mode == "inpaint":
-            keep, init = self.keep[0].ptr, self.init_latents.ptr
+            keep, init = io["keep"].ptr, self.init_latents.ptr
             k.local_cond(s, self.local_cond.ptr, keep, init, c, length)
-        # the step loop
+        # the step loop: `t` is bound to this step's sigma slot, no copy node needed
         dit = self.runners.dit
+        steps_out = out["steps"].ptr
         for i in range(key.steps):
-            call("cuMemcpyDtoDAsync", self._slot(SLOT_T), sigmas + 4 * i, 4, s.handle)
             self._cast_in(dit, "x", self.x)
             self._cast_in(dit, "local_add_cond", self.local_cond)
-            for b in range(2 if key.cfg else 1):
-                self._enqueue(dit, {**self.dit_in, **self.dit_branch[b],
+            for b in range(self.branches):
+                self._enqueue(dit, {**self.dit_in, **self.dit_branch[b], "t": io[f"t{i}"].ptr,
                                     "velocity": self.dit_out[b]})
                 target = [self.v_cond, self.v_uncond][b] if key.cfg else self.v
                 self._cast_out(dit, "velocity", target)
             if key.cfg:
                 k.guidance(s, self.v.ptr, self.x.ptr, self.v_cond.ptr, self.v_uncond.ptr,
-                           sigmas, i, params, self.partials.ptr, self._slot(SLOT_SUMS), n)
+                           sigmas, i, params, self.sums.ptr, n)
             noise = self.loop_noise.ptr + 4 * i * n if i < key.steps - 1 else 0
             k.pingpong(s, self.x.ptr, self.v.ptr, noise, sigmas, i, keep, init, length, n,
-                       self.steps_out.ptr + 4 * i * n)
-        call("cuMemsetD8Async", self._slot(SLOT_FLAG), 0, 4, s.handle)
-        k.count_nonfinite(s, self.x.ptr, n, self._slot(SLOT_FLAG))
+                       steps_out + 4 * i * n)
+            stage_done()
+        call("cuMemsetD8Async", out["flag"].ptr, 0, 4, s.handle)
+        k.count_nonfinite(s, self.x.ptr, n, out["flag"].ptr)
         self._mark(3, captured)
-        # decode, narrow, paste-back, copies out
+        # decode, narrow, paste-back, one copy of every output to pinned memory
         dec = self.runners.decoder
         self._cast_in(dec, "latent", self.x)
         self._enqueue(dec, self.dec_addr)
         frames = key.out_samples
         total = length * SAMPLES_PER_LATENT
+        pcm = out["pcm"].ptr
         if self.decoder_output == "audio":
             if self.dec_audio is not self.dec_raw:
                 k.cast(s, self.runners.decoder.specs["audio"].dtype, "float32",
                        self.dec_audio.ptr, self.dec_raw.ptr, 2 * total)
-            k.float_to_pcm(s, self.pcm16.ptr, self.dec_audio.ptr, total, frames)
+            k.float_to_pcm(s, pcm, self.dec_audio.ptr, total, frames)
         else:
-            k.narrow_pcm(s, self.pcm16.ptr, self.dec_raw.ptr, 2 * frames)
+            k.narrow_pcm(s, pcm, self.dec_raw.ptr, 2 * frames)
         if key.mode == "inpaint":
-            k.paste_original(s, self.pcm16.ptr, self.audio[0].ptr, total, frames,
-                             self.keep[0].ptr, length, SAMPLES_PER_LATENT, INPAINT_FADE)
-        call("cuMemcpyDtoHAsync", self.pcm16_host.ptr, self.pcm16.ptr, self.pcm16_host.nbytes,
-             s.handle)
-        call("cuMemcpyDtoHAsync", self.steps_host.ptr, self.steps_out.ptr,
-             self.steps_host.nbytes, s.handle)
-        call("cuMemcpyDtoHAsync", self.flag_host.ptr, self._slot(SLOT_FLAG), 4, s.handle)
+            k.paste_original(s, pcm, io["audio"].ptr, total, frames, io["keep"].ptr, length,
+                             SAMPLES_PER_LATENT, INPAINT_FADE)
+        call("cuMemcpyDtoHAsync", out.pinned.ptr, out.device.ptr, out.nbytes, s.handle)
         self._mark(4, captured)
 
     # ------------------------------------------------------------------ running
-    def run_eager(self, inputs: PipelineInputs) -> PipelineOutputs:
+    def run_eager(self, inputs: PipelineInputs, sync_stages: bool = False) -> PipelineOutputs:
         self.write_inputs(inputs)
-        self.record(captured=False)
+        self.record(captured=False, sync_stages=sync_stages)
         self.stream.synchronize()
         if self.enqueue_failures:
             raise BackendError(f"The engine '{self.enqueue_failures[0]}' refused to run "
@@ -421,6 +418,7 @@ class GenerationPipeline:
             graph.destroy()
             self.graph = None
             return False
+        graph.upload(self.stream)
         self.graph = graph
         return True
 
@@ -430,21 +428,17 @@ class GenerationPipeline:
         self.stream.synchronize()
         return self.collect()
 
-    def launch_only(self, inputs: PipelineInputs) -> None:
-        """Write inputs and launch without waiting (benchmarks time the sync themselves)."""
-        self.write_inputs(inputs)
-        self.graph.launch(self.stream)
-
     def collect(self) -> PipelineOutputs:
+        """Owned copies of the outputs (never views of pinned memory) and the stage timings."""
         ev = self._events
         gpu_ms = {stage: ev[i + 1].elapsed_ms(ev[i]) for i, stage in enumerate(STAGES)}
         gpu_ms["total"] = ev[-1].elapsed_ms(ev[0])
-        return PipelineOutputs(pcm=self.pcm16_host.array.copy(),
-                               step_latents=self.steps_host.array.copy(), gpu_ms=gpu_ms,
-                               nonfinite=bool(self.flag_host.array[0]))
+        out = self.outputs
+        return PipelineOutputs(pcm=out["pcm"].host.copy(), step_latents=out["steps"].host.copy(),
+                               gpu_ms=gpu_ms, nonfinite=bool(out["flag"].host[0]))
 
     def device_bytes(self) -> int:
-        return sum(b.capacity for b in self._buffers)
+        return sum(b.capacity for b in self._buffers) + sum(a.nbytes for a in self._arenas)
 
     def free(self) -> None:
         if self.graph is not None:
@@ -452,10 +446,9 @@ class GenerationPipeline:
             self.graph = None
         for buf in self._buffers:
             buf.free()
-        for buf in self._pinned:
-            buf.free()
+        for arena in self._arenas:
+            arena.free()
         for event in self._events:
             event.free()
         self._buffers.clear()
-        self._pinned.clear()
-        self._uploads.clear()
+        self._arenas.clear()
