@@ -38,7 +38,7 @@ from engines.cuda.api import call, driver, ensure_context  # noqa: E402
 from engines.cuda.memory import DeviceBuffer, PinnedBuffer  # noqa: E402
 from engines.cuda.stream import Event, Stream  # noqa: E402
 from engines.request import GenerationRequest, validate_request  # noqa: E402
-from tests.gpu_doubles import load_module, make_runners  # noqa: E402
+from tests.gpu_doubles import ENGINE_LIKE_LAUNCHES, load_module, make_runners  # noqa: E402
 
 LENGTHS = (32, 323, 1292, 4096)
 MODES = ("t2a", "a2a", "inpaint", "cfg_inpaint")
@@ -99,9 +99,10 @@ def traffic(mode: str, length: int) -> tuple[int, int]:
     per_step += 4 * n if inpaint else 0  # init latents read for paste-back
     per_step += 4 * n * 7 if cfg else 0  # reductions (3 reads) + apply (3 reads, 1 write)
     dev += per_step * STEPS - 4 * n  # no noise read on the last step
-    dev += 4 * n  # non-finite check
-    dev += frames * 2 * (4 + 2)  # narrow int32 -> int16
-    dev += frames * 2 * (2 + 4 + 2) if inpaint else 0  # paste-back
+    if inpaint:
+        dev += frames * 2 * (4 + 4 + 2)  # paste-back: int32 PCM + original in, int16 out
+    else:
+        dev += frames * 2 * (4 + 2)  # narrow int32 -> int16
     host = frames * 2 * 2 + STEPS * n * 4  # PCM and step latents to host
     host += 2 * frames * 4 if mode != "t2a" else 0  # init audio to device
     return dev, host
@@ -128,7 +129,7 @@ def measure(backend: TensorRTBackend, req, reps: int) -> dict:
         t2 = time.perf_counter()
         pipe.stream.synchronize()
         t3 = time.perf_counter()
-        gpu = pipe.collect().gpu_ms["total"]
+        gpu = pipe.gpu_ms()
         rows["graph"].append((t3 - t0) * 1e3 - gpu)
         rows["prep"].append((t1 - t0) * 1e3)
         rows["launch"].append((t2 - t1) * 1e3)
@@ -158,7 +159,10 @@ def kernel_time(module, files, tmp: Path, req, reps: int) -> float:
         assert pipe.capture()
         times = []
         for _ in range(reps):
-            times.append(pipe.replay(inputs).gpu_ms["total"])
+            pipe.write_inputs(inputs)
+            pipe.graph.launch(pipe.stream)
+            pipe.stream.synchronize()
+            times.append(pipe.gpu_ms())
         pipe.free()
         return statistics.median(times)
     finally:
@@ -207,34 +211,43 @@ def main() -> int:
           f"{'async':>7s} {'ratio':>6s} {'gpu ms':>8s} {'kernels':>8s} {'floor':>7s} "
           f"{'x floor':>7s}")
     overhead: dict = {}
+    engine_like: dict = {}
     floors: dict = {}
-    backend = TensorRTBackend(files, kernel_cache_dir=tmp,
-                              load_runners=lambda f, sm: make_runners(module))
-    try:
-        for mode in MODES:
-            for length in LENGTHS:
-                req = make_request(mode, length)
-                reps = args.reps if length < 4096 else max(5, args.reps // 4)
-                result = measure(backend, req, reps)
-                kernels_ms = kernel_time(module, files, tmp, req, reps)
-                dev_bytes, host_bytes = traffic(mode, length)
-                floor_ms = dev_bytes / (d2d_bw * 1e6) + host_bytes / (host_bw * 1e6)
-                ratio = kernels_ms / floor_ms
-                overhead.setdefault(mode, {})[str(length)] = {
-                    "graph": result["graph"], "eager": result["eager_stages"],
-                    "eager_async": result["eager_async"], "graph_prep": result["prep"],
-                    "graph_launch": result["launch"], "gpu": result["gpu"]}
-                floors.setdefault(mode, {})[str(length)] = round(ratio, 3)
-                print(f"{mode:12s} {length:5d} {result['graph']:7.3f} {result['prep']:6.3f} "
-                      f"{result['launch']:7.3f} {result['eager_stages']:7.3f} "
-                      f"{result['eager_async']:7.3f} "
-                      f"{result['eager_stages'] / max(result['graph'], 1e-6):6.1f} "
-                      f"{result['gpu']:8.3f} {kernels_ms:8.3f} {floor_ms:7.3f} "
-                      f"{ratio:7.2f}", flush=True)
-                backend.cache.clear()
-    finally:
-        backend.close()
-        module.free()
+    for label, launches in (("thin doubles", None), ("engine-like launch counts",
+                                                      ENGINE_LIKE_LAUNCHES)):
+        print(f"-- {label}: {launches or 'one or two kernels per enqueue'}")
+        backend = TensorRTBackend(
+            files, kernel_cache_dir=tmp,
+            load_runners=lambda f, sm, n=launches: make_runners(module, launches=n))
+        table = overhead if launches is None else engine_like
+        try:
+            for mode in MODES:
+                for length in LENGTHS:
+                    req = make_request(mode, length)
+                    reps = args.reps if length < 4096 else max(5, args.reps // 4)
+                    result = measure(backend, req, reps)
+                    table.setdefault(mode, {})[str(length)] = {
+                        "graph": result["graph"], "eager": result["eager_stages"],
+                        "eager_async": result["eager_async"], "graph_prep": result["prep"],
+                        "graph_launch": result["launch"], "gpu": result["gpu"]}
+                    if launches is None:
+                        kernels_ms = kernel_time(module, files, tmp, req, reps)
+                        dev_bytes, host_bytes = traffic(mode, length)
+                        floor_ms = dev_bytes / (d2d_bw * 1e6) + host_bytes / (host_bw * 1e6)
+                        floors.setdefault(mode, {})[str(length)] = round(kernels_ms / floor_ms,
+                                                                         3)
+                        tail = f"{kernels_ms:8.3f} {floor_ms:7.3f} {kernels_ms / floor_ms:7.2f}"
+                    else:
+                        tail = ""
+                    print(f"{mode:12s} {length:5d} {result['graph']:7.3f} "
+                          f"{result['prep']:6.3f} {result['launch']:7.3f} "
+                          f"{result['eager_stages']:7.3f} {result['eager_async']:7.3f} "
+                          f"{result['eager_stages'] / max(result['graph'], 1e-6):6.1f} "
+                          f"{result['gpu']:8.3f} {tail}", flush=True)
+                    backend.cache.clear()
+        finally:
+            backend.close()
+    module.free()
     del drv
     payload = {
         "device": name,
@@ -243,6 +256,8 @@ def main() -> int:
         "tests": junit_counts(args.junit),
         "overhead_ms": overhead,
         "kernels_vs_floor": floors,
+        "overhead_ms_engine_like": engine_like,
+        "engine_like_launches": ENGINE_LIKE_LAUNCHES,
         "copy_bandwidth_gbps": {"device": round(d2d_bw, 1), "host": round(host_bw, 2)},
         "steps": STEPS,
         "date": dt.date.today().isoformat(),

@@ -32,29 +32,44 @@ __device__ __forceinline__ void philox_round(u32 c[4], u32 k[2]) {
     c[0] = n0; c[1] = lo1; c[2] = n2; c[3] = lo0;
 }
 
-// Philox4x32-10 + Box-Muller in double, as engines/noise.py documents.
+// Philox4x32-10 + Box-Muller in double, as engines/noise.py documents: block `block` of the
+// (seed, stream) sequence, written to out[4 * local ...] (clipped at n).
+__device__ void philox_block(float* out, long long local, long long n, u64 block, u32 seed,
+                             u32 stream) {
+    u32 c[4] = {(u32)block, (u32)(block >> 32), 0u, 0u};
+    u32 k[2] = {seed, stream};
+    for (int r = 0; r < 10; ++r) {
+        philox_round(c, k);
+        k[0] += 0x9E3779B9u; k[1] += 0xBB67AE85u;
+    }
+    const double scale = 2.3283064365386963e-10;  // 2**-32
+    for (int pair = 0; pair < 2; ++pair) {
+        double ua = ((double)c[2 * pair] + 0.5) * scale;
+        double ub = ((double)c[2 * pair + 1] + 0.5) * scale;
+        double radius = sqrt(-2.0 * log(ua));
+        double theta = 6.283185307179586 * ub;
+        long long i = 4 * local + 2 * pair;
+        if (i < n) out[i] = (float)(radius * cos(theta));
+        if (i + 1 < n) out[i + 1] = (float)(radius * sin(theta));
+    }
+}
+
 extern "C" __global__ void philox_gaussian(float* out, long long n, const u32* seed,
                                            u32 stream, u64 offset_blocks) {
     long long blocks = (n + 3) / 4;
     for (long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x; b < blocks;
+         b += (long long)gridDim.x * blockDim.x)
+        philox_block(out, b, n, offset_blocks + (u64)b, seed[0], stream);
+}
+
+// The start noise (stream 0) and all loop noises (stream 1) in one launch.
+extern "C" __global__ void philox_two(float* out0, long long n0, float* out1, long long n1,
+                                      const u32* seed) {
+    long long blocks0 = (n0 + 3) / 4, blocks1 = (n1 + 3) / 4;
+    for (long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x; b < blocks0 + blocks1;
          b += (long long)gridDim.x * blockDim.x) {
-        u64 block = offset_blocks + (u64)b;
-        u32 c[4] = {(u32)block, (u32)(block >> 32), 0u, 0u};
-        u32 k[2] = {seed[0], stream};
-        for (int r = 0; r < 10; ++r) {
-            philox_round(c, k);
-            k[0] += 0x9E3779B9u; k[1] += 0xBB67AE85u;
-        }
-        const double scale = 2.3283064365386963e-10;  // 2**-32
-        for (int pair = 0; pair < 2; ++pair) {
-            double ua = ((double)c[2 * pair] + 0.5) * scale;
-            double ub = ((double)c[2 * pair + 1] + 0.5) * scale;
-            double radius = sqrt(-2.0 * log(ua));
-            double theta = 6.283185307179586 * ub;
-            long long i = 4 * b + 2 * pair;
-            if (i < n) out[i] = (float)(radius * cos(theta));
-            if (i + 1 < n) out[i + 1] = (float)(radius * sin(theta));
-        }
+        if (b < blocks0) philox_block(out0, b, n0, (u64)b, seed[0], 0u);
+        else philox_block(out1, b - blocks0, n1, (u64)(b - blocks0), seed[0], 1u);
     }
 }
 
@@ -154,12 +169,14 @@ extern "C" __global__ void guidance_apply(float* v, const float* x, const float*
     }
 }
 
-// Pingpong update, inpaint paste-back and the per-step latent copy in one pass.
+// Pingpong update, inpaint paste-back and the per-step latent copy in one pass. On the last
+// step every block also writes whether any of its values is NaN or Inf (no reset needed).
 extern "C" __global__ void pingpong(float* x, const float* v, const float* noise,
                                     const float* sigmas, int step, const float* keep,
                                     const float* init, int length, long long n,
-                                    float* step_out) {
+                                    float* step_out, u32* block_flags) {
     float s = sigmas[step], sn = sigmas[step + 1];
+    int bad = 0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
         float den = x[i] - s * v[i];
@@ -170,13 +187,12 @@ extern "C" __global__ void pingpong(float* x, const float* v, const float* noise
         }
         x[i] = next;
         if (step_out) step_out[i] = next;
+        bad |= !isfinite(next);
     }
-}
-
-extern "C" __global__ void count_nonfinite(const float* x, long long n, u32* flag) {
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x)
-        if (!isfinite(x[i])) { atomicOr(flag, 1u); return; }
+    if (block_flags) {
+        bad = __syncthreads_or(bad);
+        if (threadIdx.x == 0) block_flags[blockIdx.x] = (u32)bad;
+    }
 }
 
 __device__ __forceinline__ short clamp_pcm(float value) {
@@ -206,7 +222,8 @@ extern "C" __global__ void float_to_pcm(short* out, const float* audio, long lon
 }
 
 // Inpainting keeps the user's audio outside the spans (engines.pipeline.paste_original).
-extern "C" __global__ void paste_original(short* pcm, const float* original, long long total,
+extern "C" __global__ void paste_original(short* pcm, const int* pcm32,
+                                          const float* original, long long total,
                                           long long frames, const float* keep, int length,
                                           int hop, int fade) {
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < frames * 2;
@@ -231,7 +248,9 @@ extern "C" __global__ void paste_original(short* pcm, const float* original, lon
                     mask = (float)(e0 - frame) / (float)(f + 1);
             }
         }
-        float generated = (float)pcm[i] / 32767.0f;
+        int raw = pcm32 ? pcm32[i] : (int)pcm[i];  // int32 decoders: narrow fused in
+        raw = raw > 32767 ? 32767 : (raw < -32767 ? -32767 : raw);
+        float generated = (float)raw / 32767.0f;
         float orig = original[ch * total + frame];
         pcm[i] = clamp_pcm((orig * (1.0f - mask) + generated * mask) * 32767.0f);
     }
@@ -290,6 +309,12 @@ class SamplerKernels:
             stream, grid_for(blocks), BLOCK, ptr(out), i64(n), ptr(seed_ptr), u32(noise_stream),
             ctypes_u64(offset_blocks))
 
+    def gaussian_two(self, stream: Stream, out0: int, n0: int, out1: int, n1: int,
+                     seed_ptr: int) -> None:
+        blocks = -(-n0 // 4) + -(-n1 // 4)
+        self.module.kernel("philox_two").launch(stream, grid_for(blocks), BLOCK, ptr(out0),
+                                                i64(n0), ptr(out1), i64(n1), ptr(seed_ptr))
+
     def init_mix(self, stream, x, init, noise, params, n) -> None:
         self._go("init_mix", stream, n, ptr(x), ptr(init), ptr(noise), ptr(params),
                  i32(P_SIGMA_MAX), i64(n))
@@ -306,12 +331,9 @@ class SamplerKernels:
                  i32(REDUCE_BLOCKS), ptr(sigmas), i32(step), ptr(params), i64(n))
 
     def pingpong(self, stream, x, v, noise, sigmas, step, keep, init, length, n,
-                 step_out) -> None:
+                 step_out, block_flags=0) -> None:
         self._go("pingpong", stream, n, ptr(x), ptr(v), ptr(noise), ptr(sigmas), i32(step),
-                 ptr(keep), ptr(init), i32(length), i64(n), ptr(step_out))
-
-    def count_nonfinite(self, stream, x, n, flag) -> None:
-        self._go("count_nonfinite", stream, n, ptr(x), i64(n), ptr(flag))
+                 ptr(keep), ptr(init), i32(length), i64(n), ptr(step_out), ptr(block_flags))
 
     def narrow_pcm(self, stream, out, pcm, n) -> None:
         self._go("narrow_pcm", stream, n, ptr(out), ptr(pcm), i64(n))
@@ -320,10 +342,11 @@ class SamplerKernels:
         self._go("float_to_pcm", stream, 2 * frames, ptr(out), ptr(audio), i64(total),
                  i64(frames))
 
-    def paste_original(self, stream, pcm, original, total, frames, keep, length, hop,
+    def paste_original(self, stream, pcm, pcm32, original, total, frames, keep, length, hop,
                        fade) -> None:
-        self._go("paste_original", stream, 2 * frames, ptr(pcm), ptr(original), i64(total),
-                 i64(frames), ptr(keep), i32(length), i32(hop), i32(fade))
+        """pcm32 = the decoder's int32 output (narrow fused in), or 0 to read int16 pcm."""
+        self._go("paste_original", stream, 2 * frames, ptr(pcm), ptr(pcm32), ptr(original),
+                 i64(total), i64(frames), ptr(keep), i32(length), i32(hop), i32(fade))
 
     def cast(self, stream, src_dtype: str, dst_dtype: str, out: int, src: int, n: int) -> None:
         self._go(CAST_KERNELS[(src_dtype, dst_dtype)], stream, n, ptr(out), ptr(src), i64(n))

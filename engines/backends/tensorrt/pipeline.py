@@ -25,6 +25,7 @@ from engines.backends.tensorrt.kernels import (
     PARAM_FLOATS,
     REDUCE_BLOCKS,
     SamplerKernels,
+    grid_for,
 )
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT, TEXT_HIDDEN, TEXT_TOKENS
 from engines.cuda.api import call
@@ -32,7 +33,6 @@ from engines.cuda.graph import CapturedGraph
 from engines.cuda.memory import Arena, DeviceBuffer
 from engines.cuda.stream import Event, Stream
 from engines.errors import BackendError
-from engines.noise import STREAM_INITIAL, STREAM_LOOP
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,7 @@ class GenerationPipeline:
         self.inputs = Arena(layout, mirrored=True)
         self.outputs = Arena([("pcm", (key.out_samples, 2), np.int16),
                               ("steps", (key.steps, c, length), np.float32),
-                              ("flag", (1,), np.uint32)], mirrored=True)
+                              ("flags", (grid_for(n_lat),), np.uint32)], mirrored=True)
         self._arenas += [self.inputs, self.outputs]
         self.hidden = [self._device((1, TEXT_TOKENS, TEXT_HIDDEN)) for _ in range(self.branches)]
         self.sums = self._device((REDUCE_BLOCKS * 2,), np.float64)
@@ -343,13 +343,10 @@ class GenerationPipeline:
             stage_done()
         self._mark(2, captured)
         # noise and start latent
+        start = self.noise0.ptr if key.mode == "a2a" else self.x.ptr
+        k.gaussian_two(s, start, n, self.loop_noise.ptr, (key.steps - 1) * n, seed_ptr)
         if key.mode == "a2a":
-            k.gaussian(s, self.noise0.ptr, n, seed_ptr, STREAM_INITIAL)
             k.init_mix(s, self.x.ptr, self.init_latents.ptr, self.noise0.ptr, params, n)
-        else:
-            k.gaussian(s, self.x.ptr, n, seed_ptr, STREAM_INITIAL)
-        if key.steps > 1:
-            k.gaussian(s, self.loop_noise.ptr, (key.steps - 1) * n, seed_ptr, STREAM_LOOP)
         keep = init = 0
         if key.mode == "inpaint":
             keep, init = io["keep"].ptr, self.init_latents.ptr
@@ -368,12 +365,11 @@ class GenerationPipeline:
             if key.cfg:
                 k.guidance(s, self.v.ptr, self.x.ptr, self.v_cond.ptr, self.v_uncond.ptr,
                            sigmas, i, params, self.sums.ptr, n)
-            noise = self.loop_noise.ptr + 4 * i * n if i < key.steps - 1 else 0
+            last = i == key.steps - 1
+            noise = 0 if last else self.loop_noise.ptr + 4 * i * n
             k.pingpong(s, self.x.ptr, self.v.ptr, noise, sigmas, i, keep, init, length, n,
-                       steps_out + 4 * i * n)
+                       steps_out + 4 * i * n, out["flags"].ptr if last else 0)
             stage_done()
-        call("cuMemsetD8Async", out["flag"].ptr, 0, 4, s.handle)
-        k.count_nonfinite(s, self.x.ptr, n, out["flag"].ptr)
         self._mark(3, captured)
         # decode, narrow, paste-back, one copy of every output to pinned memory
         dec = self.runners.decoder
@@ -382,16 +378,19 @@ class GenerationPipeline:
         frames = key.out_samples
         total = length * SAMPLES_PER_LATENT
         pcm = out["pcm"].ptr
+        pcm32 = 0
         if self.decoder_output == "audio":
             if self.dec_audio is not self.dec_raw:
                 k.cast(s, self.runners.decoder.specs["audio"].dtype, "float32",
                        self.dec_audio.ptr, self.dec_raw.ptr, 2 * total)
             k.float_to_pcm(s, pcm, self.dec_audio.ptr, total, frames)
+        elif key.mode == "inpaint":
+            pcm32 = self.dec_raw.ptr  # the paste-back kernel narrows as it goes
         else:
             k.narrow_pcm(s, pcm, self.dec_raw.ptr, 2 * frames)
         if key.mode == "inpaint":
-            k.paste_original(s, pcm, io["audio"].ptr, total, frames, io["keep"].ptr, length,
-                             SAMPLES_PER_LATENT, INPAINT_FADE)
+            k.paste_original(s, pcm, pcm32, io["audio"].ptr, total, frames, io["keep"].ptr,
+                             length, SAMPLES_PER_LATENT, INPAINT_FADE)
         call("cuMemcpyDtoHAsync", out.pinned.ptr, out.device.ptr, out.nbytes, s.handle)
         self._mark(4, captured)
 
@@ -435,7 +434,11 @@ class GenerationPipeline:
         gpu_ms["total"] = ev[-1].elapsed_ms(ev[0])
         out = self.outputs
         return PipelineOutputs(pcm=out["pcm"].host.copy(), step_latents=out["steps"].host.copy(),
-                               gpu_ms=gpu_ms, nonfinite=bool(out["flag"].host[0]))
+                               gpu_ms=gpu_ms, nonfinite=bool(out["flags"].host.any()))
+
+    def gpu_ms(self) -> float:
+        """GPU time of the last run (events), without copying any output."""
+        return self._events[-1].elapsed_ms(self._events[0])
 
     def device_bytes(self) -> int:
         return sum(b.capacity for b in self._buffers) + sum(a.nbytes for a in self._arenas)
