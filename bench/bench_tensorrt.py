@@ -169,6 +169,21 @@ def kernel_time(module, files, tmp: Path, req, reps: int) -> float:
         backend.close()
 
 
+def driver_version(cuda_version: int) -> str:
+    """The display driver's version (NVML) with the CUDA driver API version."""
+    api = f"CUDA {cuda_version // 1000}.{cuda_version % 1000 // 10}"
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            return f"{pynvml.nvmlSystemGetDriverVersion()} ({api})"
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # noqa: BLE001 - NVML is optional
+        return api
+
+
 def junit_counts(path: Path | None) -> dict:
     if path is None or not path.exists():
         return {"passed": 0, "failed": 0, "skipped": 0}
@@ -224,7 +239,7 @@ def main() -> int:
             for mode in MODES:
                 for length in LENGTHS:
                     req = make_request(mode, length)
-                    reps = args.reps if length < 4096 else max(5, args.reps // 4)
+                    reps = args.reps if length < 4096 else max(10, args.reps // 2)
                     result = measure(backend, req, reps)
                     table.setdefault(mode, {})[str(length)] = {
                         "graph": result["graph"], "eager": result["eager_stages"],
@@ -251,7 +266,7 @@ def main() -> int:
     del drv
     payload = {
         "device": name,
-        "driver": f"{version // 1000}.{version % 1000 // 10}",
+        "driver": driver_version(version),
         "cuda_bindings": importlib.metadata.version("cuda-bindings"),
         "tests": junit_counts(args.junit),
         "overhead_ms": overhead,

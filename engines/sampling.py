@@ -6,6 +6,7 @@ NVRTC kernels and is tested against this file.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,7 +18,14 @@ SHIFT_MIN_LATENTS = 256
 
 
 def schedule(steps: int, sigma_max: float, latent_len: int) -> np.ndarray:
-    """Sigmas s[0..steps] (float32): length-shifted linspace, s[0] = sigma_max, s[-1] = 0."""
+    """Sigmas s[0..steps] (float32): length-shifted linspace, s[0] = sigma_max, s[-1] = 0.
+
+    Returns a fresh array; the computation is cached (takes add up when rerolling)."""
+    return _schedule(int(steps), float(sigma_max), int(latent_len)).copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _schedule(steps: int, sigma_max: float, latent_len: int) -> np.ndarray:
     t = np.linspace(sigma_max, 0.0, steps + 1, dtype=np.float32)
     length = min(max(latent_len, SHIFT_MIN_LATENTS), MAX_LATENTS)
     mu = -(0.5 + 0.65 * (length - SHIFT_MIN_LATENTS) / 3840.0)

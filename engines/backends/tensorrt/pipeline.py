@@ -341,7 +341,7 @@ class GenerationPipeline:
             self._enqueue(enc, self.enc_addr)
             self._cast_out(enc, "latent", self.init_latents)
             stage_done()
-        self._mark(2, captured)
+            self._mark(2, captured)  # text-to-audio has no encode stage: one node fewer
         # noise and start latent
         start = self.noise0.ptr if key.mode == "a2a" else self.x.ptr
         k.gaussian_two(s, start, n, self.loop_noise.ptr, (key.steps - 1) * n, seed_ptr)
@@ -430,7 +430,11 @@ class GenerationPipeline:
     def collect(self) -> PipelineOutputs:
         """Owned copies of the outputs (never views of pinned memory) and the stage timings."""
         ev = self._events
-        gpu_ms = {stage: ev[i + 1].elapsed_ms(ev[i]) for i, stage in enumerate(STAGES)}
+        if self.key.mode == "t2a":
+            gpu_ms = {"text": ev[1].elapsed_ms(ev[0]), "encode": 0.0,
+                      "sample": ev[3].elapsed_ms(ev[1]), "decode": ev[4].elapsed_ms(ev[3])}
+        else:
+            gpu_ms = {stage: ev[i + 1].elapsed_ms(ev[i]) for i, stage in enumerate(STAGES)}
         gpu_ms["total"] = ev[-1].elapsed_ms(ev[0])
         out = self.outputs
         return PipelineOutputs(pcm=out["pcm"].host.copy(), step_latents=out["steps"].host.copy(),
