@@ -93,12 +93,27 @@ extern "C" __global__ void local_cond(float* cond, const float* keep, const floa
     }
 }
 
+// Block-wide sums of two doubles in a fixed tree order (deterministic); every thread gets them.
+__device__ void block_sum2(double& a, double& b) {
+    __shared__ double s_a[256];
+    __shared__ double s_b[256];
+    s_a[threadIdx.x] = a; s_b[threadIdx.x] = b;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+        if (threadIdx.x < stride) {
+            s_a[threadIdx.x] += s_a[threadIdx.x + stride];
+            s_b[threadIdx.x] += s_b[threadIdx.x + stride];
+        }
+        __syncthreads();
+    }
+    a = s_a[0]; b = s_b[0];
+    __syncthreads();
+}
+
 // Guidance reductions, deterministic: fixed grid, fixed order.
 extern "C" __global__ void guidance_partials(const float* x, const float* vc, const float* vu,
                                              const float* sigmas, int step, long long n,
                                              double* partials) {
-    __shared__ double s_cd[256];
-    __shared__ double s_dot[256];
     float s = sigmas[step];
     double cd2 = 0.0, dot = 0.0;
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
@@ -109,18 +124,10 @@ extern "C" __global__ void guidance_partials(const float* x, const float* vc, co
         cd2 += (double)cd * (double)cd;
         dot += (double)diff * (double)cd;
     }
-    s_cd[threadIdx.x] = cd2; s_dot[threadIdx.x] = dot;
-    __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (threadIdx.x < stride) {
-            s_cd[threadIdx.x] += s_cd[threadIdx.x + stride];
-            s_dot[threadIdx.x] += s_dot[threadIdx.x + stride];
-        }
-        __syncthreads();
-    }
+    block_sum2(cd2, dot);
     if (threadIdx.x == 0) {
-        partials[2 * blockIdx.x] = s_cd[0];
-        partials[2 * blockIdx.x + 1] = s_dot[0];
+        partials[2 * blockIdx.x] = cd2;
+        partials[2 * blockIdx.x + 1] = dot;
     }
 }
 
@@ -131,27 +138,17 @@ extern "C" __global__ void guidance_apply(float* v, const float* x, const float*
                                           const float* vu, const double* partials, int count,
                                           const float* sigmas, int step, const float* params,
                                           long long n) {
-    __shared__ double s_cd[256];
-    __shared__ double s_dot[256];
     double a = 0.0, b = 0.0;
     for (int i = threadIdx.x; i < count; i += blockDim.x) {
         a += partials[2 * i];
         b += partials[2 * i + 1];
     }
-    s_cd[threadIdx.x] = a; s_dot[threadIdx.x] = b;
-    __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (threadIdx.x < stride) {
-            s_cd[threadIdx.x] += s_cd[threadIdx.x + stride];
-            s_dot[threadIdx.x] += s_dot[threadIdx.x + stride];
-        }
-        __syncthreads();
-    }
+    block_sum2(a, b);
     float s = sigmas[step], cfg = params[1], apg = params[2];
-    double norm = sqrt(s_cd[0]);
+    double norm = sqrt(a);
     if (norm < 1e-8) norm = 1e-8;
     float normf = (float)norm;
-    float proj = (float)(s_dot[0] / norm);
+    float proj = (float)(b / norm);
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
          i += (long long)gridDim.x * blockDim.x) {
         float cd = x[i] - s * vc[i];
