@@ -18,8 +18,11 @@ class Generator:
     Not thread-safe by design: the GUI calls it only from its one GPU worker thread.
     """
 
-    def __init__(self, catalog: Catalog, max_loaded: int = 2) -> None:
+    def __init__(self, catalog: Catalog, max_loaded: int = 2,
+                 free_engines_after_use: bool = False) -> None:
+        """free_engines_after_use: small GPUs unload TensorRT engines after every take."""
         self.catalog = catalog
+        self.free_engines_after_use = free_engines_after_use
         self._backends: dict[tuple, Backend] = {}
         self._max_loaded = max_loaded
 
@@ -53,7 +56,8 @@ class Generator:
             from engines.backends.tensorrt.backend import TensorRTBackend
 
             gpu = self.catalog.gpu
-            backend = TensorRTBackend(files, gpu_sm=gpu.sm if gpu else None)
+            backend = TensorRTBackend(files, gpu_sm=gpu.sm if gpu else None,
+                                      free_engines_after_use=self.free_engines_after_use)
         else:
             raise ModelUnavailableError(f"Unknown backend '{availability.backend}'.")
         while len(self._backends) >= self._max_loaded:

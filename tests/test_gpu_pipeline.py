@@ -203,6 +203,61 @@ def test_cache_eviction_returns_memory(files, module, tmp_path):
     assert closed >= base_free
 
 
+def test_free_engines_after_use_returns_everything(files, module, tmp_path):
+    from engines.backends.tensorrt.backend import TensorRTBackend
+    from engines.cuda.api import mem_info
+    from tests.gpu_doubles import make_runners
+
+    before, _ = mem_info()
+    backend = TensorRTBackend(files, kernel_cache_dir=tmp_path, free_engines_after_use=True,
+                              load_runners=lambda f, sm: make_runners(module))
+    first = backend.generate(request("t2a", seconds=60.0))
+    assert not backend._ready  # engines, graphs and buffers were released
+    after, _ = mem_info()
+    assert after >= before - 4 * 2**20
+    again = backend.generate(request("t2a", seconds=60.0))  # reloads transparently
+    np.testing.assert_array_equal(again.pcm, first.pcm)
+
+
+def test_graph_update_or_reinstantiate(tmp_path):
+    from engines.cuda.api import call, ensure_context
+    from engines.cuda.graph import CapturedGraph
+    from engines.cuda.memory import DeviceBuffer, PinnedBuffer
+    from engines.cuda.stream import Stream
+
+    ensure_context()
+    stream = Stream()
+    buf = DeviceBuffer(64)
+    host = PinnedBuffer((64,), np.uint8)
+    graph = CapturedGraph()
+
+    def fill(value, twice=False):
+        def record():
+            call("cuMemsetD8Async", buf.ptr, value, 64, stream.handle)
+            if twice:
+                call("cuMemsetD8Async", buf.ptr, value + 1, 32, stream.handle)
+            call("cuMemcpyDtoHAsync", host.ptr, buf.ptr, 64, stream.handle)
+        return record
+
+    graph.capture(stream, fill(1))
+    first = graph.exec
+    graph.launch(stream)
+    stream.synchronize()
+    assert host.array.min() == 1
+    graph.capture(stream, fill(7))  # same topology: updated in place
+    assert int(graph.exec) == int(first)
+    graph.launch(stream)
+    stream.synchronize()
+    assert host.array.min() == 7
+    graph.capture(stream, fill(3, twice=True))  # new topology: re-instantiated
+    graph.launch(stream)
+    stream.synchronize()
+    assert host.array[0] == 4 and host.array[40] == 3
+    graph.destroy()
+    for obj in (buf, host, stream):
+        obj.free()
+
+
 def test_cuda_wrappers(tmp_path):
     from engines.cuda.api import CudaError, call, ensure_context
     from engines.cuda.memory import DeviceBuffer, PinnedBuffer
