@@ -1,7 +1,10 @@
-"""The placeholder main window, until the full GUI lands.
+"""The main window: layout only. Behaviour lives in app.controller.
 
-It shows where data lives and takes a prompt, but generating from the window is not wired up
-yet; the status bar says so and points at the headless CLI, which works today.
+Object names (a contract for tests and assistive tools): promptEdit, negativePromptEdit,
+modelCombo, decoderCombo, precisionCombo, secondsSpin, stepsSpin, cfgSpin, apgSpin, seedEdit,
+seedLockCheck, generateButton, rerollButton, variationsSpin, cancelButton, takesList,
+waveformView, spectrogramView, latentView, playButton, loopCheck, initNoiseSlider,
+exportButton, statusBar.
 """
 
 from __future__ import annotations
@@ -9,86 +12,292 @@ from __future__ import annotations
 import logging
 import sys
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
     QLabel,
+    QLineEdit,
+    QListWidget,
     QMainWindow,
     QPlainTextEdit,
     QPushButton,
+    QSlider,
+    QSpinBox,
+    QSplitter,
     QStatusBar,
+    QTabWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from engines import paths
+from app.widgets.latent_view import LatentView
+from app.widgets.spectrogram import SpectrogramView
+from app.widgets.waveform import WaveformView
 
 log = logging.getLogger(__name__)
 
 WINDOW_TITLE = "SA3 Studio"
-CLI_HINT = 'python main.py generate --prompt "coin pickup, bright" --out clip.wav'
-NOT_WIRED_MESSAGE = (
-    "Not wired up yet: generating here arrives with the GUI work. "
-    'Headless works now: python main.py generate --prompt "..."'
-)
+SFX_PRESETS = (0.5, 1.0, 2.0, 5.0)
+MUSIC_PRESETS = (10.0, 30.0, 60.0, 120.0)
+STRENGTH_HELP = ("Strength: how far the result may move away from the init audio (low keeps "
+                 "it, high follows the prompt).")
+NEGATIVE_OFF_HELP = "The negative prompt only has an effect with cfg above 1."
 
 
-def _data_dir_text() -> str:
-    try:
-        return f"Data folder: {paths.data_dir()}"
-    except OSError as err:
-        log.exception("Data folder unavailable")
-        return f"Data folder unavailable ({err}); set {paths.HOME_ENV} to a writable folder."
+class TakesListWidget(QListWidget):
+    """The session's takes; dragging an item out gives a file URL (see controller)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.drag_source = None  # controller hook: item -> QMimeData
+        self.setDragEnabled(True)
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed
+                             | QAbstractItemView.EditTrigger.DoubleClicked)
+
+    def mimeData(self, items):  # noqa: N802 - Qt override
+        if self.drag_source is not None and items:
+            data = self.drag_source(items[0])
+            if data is not None:
+                return data
+        return super().mimeData(items)
 
 
-def build_main_window() -> QMainWindow:
-    """Build the main window without showing it or starting the event loop."""
-    window = QMainWindow()
-    window.setObjectName("mainWindow")
-    window.setWindowTitle(WINDOW_TITLE)
-    window.resize(820, 440)
+def _named(widget, name: str):
+    widget.setObjectName(name)
+    return widget
 
-    notice = QLabel(
-        "Preview build: this window does not generate audio yet. "
-        f"Use the headless CLI meanwhile:\n{CLI_HINT}"
-    )
-    notice.setObjectName("noticeLabel")
-    notice.setWordWrap(True)
 
-    data_dir_label = QLabel(_data_dir_text())
-    data_dir_label.setObjectName("dataDirLabel")
-    data_dir_label.setWordWrap(True)
+class MainWindow(QMainWindow):
+    """Holds the widgets; `app.controller.StudioController` wires them up."""
 
-    prompt_edit = QPlainTextEdit()
-    prompt_edit.setObjectName("promptEdit")
-    prompt_edit.setPlaceholderText("Describe a sound, e.g. coin pickup, bright")
+    def __init__(self) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.setWindowTitle(WINDOW_TITLE)
+        self.resize(1280, 800)
+        self._build_generation_panel()
+        self._build_center()
+        self._build_takes_panel()
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(self.generation_panel)
+        splitter.addWidget(self.center)
+        splitter.addWidget(self.takes_panel)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([330, 700, 300])
+        self.setCentralWidget(splitter)
+        self.setStatusBar(_named(QStatusBar(), "statusBar"))
+        self._build_menus()
 
-    generate_button = QPushButton("Generate")
-    generate_button.setObjectName("generateButton")
+    # ------------------------------------------------------------------ generation panel
+    def _build_generation_panel(self) -> None:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        layout.addWidget(QLabel("Prompt (Ctrl+Enter generates)"))
+        self.prompt_edit = _named(QPlainTextEdit(), "promptEdit")
+        self.prompt_edit.setPlaceholderText("coin pickup, bright, short")
+        self.prompt_edit.setMaximumHeight(90)
+        layout.addWidget(self.prompt_edit)
+        self.negative_edit = _named(QLineEdit(), "negativePromptEdit")
+        self.negative_edit.setPlaceholderText("negative prompt (what to avoid)")
+        self.negative_hint = _named(QLabel(NEGATIVE_OFF_HELP), "negativePromptHint")
+        self.negative_hint.setWordWrap(True)
+        layout.addWidget(self.negative_edit)
+        layout.addWidget(self.negative_hint)
 
-    central = QWidget()
-    layout = QVBoxLayout(central)
-    layout.addWidget(notice)
-    layout.addWidget(data_dir_label)
-    layout.addWidget(QLabel("Prompt"))
-    layout.addWidget(prompt_edit, stretch=1)
-    layout.addWidget(generate_button)
-    window.setCentralWidget(central)
+        form = QFormLayout()
+        self.model_combo = _named(QComboBox(), "modelCombo")
+        self.decoder_combo = _named(QComboBox(), "decoderCombo")
+        self.precision_combo = _named(QComboBox(), "precisionCombo")
+        form.addRow("Model", self.model_combo)
+        form.addRow("Decoder", self.decoder_combo)
+        form.addRow("Precision", self.precision_combo)
+        self.seconds_spin = _named(QDoubleSpinBox(), "secondsSpin")
+        self.seconds_spin.setRange(0.1, 380.4)
+        self.seconds_spin.setDecimals(2)
+        self.seconds_spin.setSuffix(" s")
+        self.seconds_spin.setValue(2.0)
+        form.addRow("Length", self.seconds_spin)
+        presets = QGridLayout()
+        self.preset_buttons = []
+        for row, (label, values) in enumerate((("SFX", SFX_PRESETS), ("Music", MUSIC_PRESETS))):
+            presets.addWidget(QLabel(label), row, 0)
+            for col, value in enumerate(values):
+                button = QToolButton()
+                button.setText(f"{value:g} s")
+                button.setObjectName(f"preset{value:g}".replace(".", "_"))
+                button.setProperty("seconds", value)
+                presets.addWidget(button, row, col + 1)
+                self.preset_buttons.append(button)
+        form.addRow(presets)
+        self.steps_spin = _named(QSpinBox(), "stepsSpin")
+        self.steps_spin.setRange(1, 50)
+        self.steps_spin.setValue(8)
+        form.addRow("Steps", self.steps_spin)
+        self.cfg_spin = _named(QDoubleSpinBox(), "cfgSpin")
+        self.cfg_spin.setRange(0.0, 15.0)
+        self.cfg_spin.setSingleStep(0.5)
+        self.cfg_spin.setValue(1.0)
+        form.addRow("CFG", self.cfg_spin)
+        self.apg_spin = _named(QDoubleSpinBox(), "apgSpin")
+        self.apg_spin.setRange(0.0, 1.0)
+        self.apg_spin.setSingleStep(0.1)
+        self.apg_spin.setValue(1.0)
+        form.addRow("APG", self.apg_spin)
+        seed_row = QHBoxLayout()
+        self.seed_edit = _named(QLineEdit(), "seedEdit")
+        self.seed_edit.setPlaceholderText("random")
+        self.seed_lock = _named(QCheckBox("Lock"), "seedLockCheck")
+        self.dice_button = _named(QToolButton(), "diceButton")
+        self.dice_button.setText("Dice")
+        self.dice_button.setToolTip("Pick a new random seed")
+        seed_row.addWidget(self.seed_edit)
+        seed_row.addWidget(self.seed_lock)
+        seed_row.addWidget(self.dice_button)
+        form.addRow("Seed", seed_row)
+        self.variations_spin = _named(QSpinBox(), "variationsSpin")
+        self.variations_spin.setRange(1, 16)
+        self.variations_spin.setValue(1)
+        form.addRow("Variations", self.variations_spin)
+        layout.addLayout(form)
 
-    status_bar = QStatusBar()
-    status_bar.setObjectName("statusBar")
-    window.setStatusBar(status_bar)
+        init_box = QGroupBox("Init audio")
+        init_layout = QVBoxLayout(init_box)
+        self.init_label = _named(QLabel("None: drop a file on the waveform or use File > Open."),
+                                 "initLabel")
+        self.init_label.setWordWrap(True)
+        init_layout.addWidget(self.init_label)
+        row = QHBoxLayout()
+        self.clear_init_button = _named(QPushButton("Clear"), "clearInitButton")
+        self.span_mode_check = _named(QCheckBox("Paint spans to regenerate"), "spanModeCheck")
+        row.addWidget(self.span_mode_check)
+        row.addWidget(self.clear_init_button)
+        init_layout.addLayout(row)
+        self.init_noise_slider = _named(QSlider(Qt.Orientation.Horizontal), "initNoiseSlider")
+        self.init_noise_slider.setRange(1, 100)
+        self.init_noise_slider.setValue(60)
+        self.init_noise_label = _named(QLabel(), "initNoiseLabel")
+        self.init_noise_label.setWordWrap(True)
+        init_layout.addWidget(self.init_noise_slider)
+        init_layout.addWidget(self.init_noise_label)
+        layout.addWidget(init_box)
 
-    generate_button.clicked.connect(lambda: status_bar.showMessage(NOT_WIRED_MESSAGE))
+        buttons = QGridLayout()
+        self.generate_button = _named(QPushButton("Generate"), "generateButton")
+        self.generate_button.setDefault(True)
+        self.reroll_button = _named(QPushButton("Reroll"), "rerollButton")
+        self.cancel_button = _named(QPushButton("Cancel"), "cancelButton")
+        self.cancel_button.setEnabled(False)
+        buttons.addWidget(self.generate_button, 0, 0, 1, 2)
+        buttons.addWidget(self.reroll_button, 1, 0)
+        buttons.addWidget(self.cancel_button, 1, 1)
+        layout.addLayout(buttons)
+        self.seed_used_label = _named(QLabel("Seed used: -"), "seedUsedLabel")
+        self.seed_used_label.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.seed_used_label)
+        layout.addStretch(1)
+        self.generation_panel = panel
+
+    # ------------------------------------------------------------------ center
+    def _build_center(self) -> None:
+        center = QWidget()
+        layout = QVBoxLayout(center)
+        self.model_banner = _named(QLabel(), "modelBanner")
+        layout.addWidget(self.model_banner)
+        self.waveform = WaveformView()
+        layout.addWidget(self.waveform, stretch=3)
+        self.tabs = QTabWidget()
+        self.spectrogram = SpectrogramView()
+        self.latent_view = LatentView()
+        self.tabs.addTab(self.spectrogram, "Spectrogram")
+        self.tabs.addTab(self.latent_view, "Latent")
+        layout.addWidget(self.tabs, stretch=2)
+        transport = QHBoxLayout()
+        self.play_button = _named(QPushButton("Play"), "playButton")
+        self.play_button.setToolTip("Play / pause (Space)")
+        self.loop_check = _named(QCheckBox("Loop (L)"), "loopCheck")
+        self.autoplay_check = _named(QCheckBox("Auto-play new takes"), "autoplayCheck")
+        self.autoplay_check.setChecked(True)
+        self.volume_slider = _named(QSlider(Qt.Orientation.Horizontal), "volumeSlider")
+        self.volume_slider.setRange(0, 100)
+        self.volume_slider.setValue(80)
+        self.volume_slider.setMaximumWidth(120)
+        self.position_label = _named(QLabel("0.00 / 0.00 s"), "positionLabel")
+        transport.addWidget(self.play_button)
+        transport.addWidget(self.loop_check)
+        transport.addWidget(self.autoplay_check)
+        transport.addWidget(QLabel("Volume"))
+        transport.addWidget(self.volume_slider)
+        transport.addStretch(1)
+        transport.addWidget(self.position_label)
+        layout.addLayout(transport)
+        self.center = center
+
+    # ------------------------------------------------------------------ takes
+    def _build_takes_panel(self) -> None:
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        layout.addWidget(QLabel("Takes (Up/Down to compare, drag out to export)"))
+        self.takes_list = _named(TakesListWidget(), "takesList")
+        layout.addWidget(self.takes_list, stretch=1)
+        grid = QGridLayout()
+        self.use_init_button = _named(QPushButton("Use as init"), "useAsInitButton")
+        self.export_button = _named(QPushButton("Save As..."), "exportButton")
+        self.copy_button = _named(QPushButton("Copy"), "copyButton")
+        self.copy_button.setToolTip("Copy the take's file to the clipboard")
+        self.delete_button = _named(QPushButton("Delete"), "deleteTakeButton")
+        grid.addWidget(self.use_init_button, 0, 0)
+        grid.addWidget(self.export_button, 0, 1)
+        grid.addWidget(self.copy_button, 1, 0)
+        grid.addWidget(self.delete_button, 1, 1)
+        layout.addLayout(grid)
+        self.takes_panel = panel
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        self.open_action = file_menu.addAction("&Open init audio...")
+        self.open_action.setShortcut("Ctrl+O")
+        self.save_action = file_menu.addAction("&Save take as...")
+        self.save_action.setShortcut("Ctrl+S")
+        self.copy_action = file_menu.addAction("&Copy take file")
+        file_menu.addSeparator()
+        self.quit_action = file_menu.addAction("&Quit")
+        self.quit_action.setShortcut("Ctrl+Q")
+        take_menu = self.menuBar().addMenu("&Take")
+        self.use_init_action = take_menu.addAction("Use as &init")
+        self.rename_action = take_menu.addAction("&Rename")
+        self.rename_action.setShortcut("F2")
+        self.delete_action = take_menu.addAction("&Delete")
+
+
+def build_main_window(*, start_worker: bool = True):
+    """The main window, wired to its controller, not shown; honours SA3_STUDIO_HOME."""
+    from app.controller import StudioController
+
+    window = MainWindow()
+    window.controller = StudioController(window, start_worker=start_worker)
     return window
 
 
 def run_gui(argv: list[str] | None = None) -> int:
-    """Create the QApplication, show the main window and run the event loop."""
-    paths.setup_logging("sa3-studio")
-    args = sys.argv[1:] if argv is None else list(argv)
-    program = sys.argv[0] if sys.argv and sys.argv[0] else "sa3-studio"
-    qt_app = QApplication.instance() or QApplication([program, *args])
-    qt_app.setApplicationName(WINDOW_TITLE)
+    from engines.paths import setup_logging
+
+    setup_logging("sa3-studio.gui")
+    app = QApplication.instance() or QApplication([sys.argv[0], *(argv or [])])
+    app.setApplicationName("SA3 Studio")
     window = build_main_window()
     window.show()
-    return qt_app.exec()
+    code = app.exec()
+    window.controller.shutdown()
+    return code

@@ -1,0 +1,45 @@
+"""Takes of the session: plain data, no widgets."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engines.constants import SAMPLE_RATE
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class Take:
+    """One clip the user can audition, export, or use as init audio."""
+
+    prompt: str
+    pcm: np.ndarray  # int16 (N, 2)
+    seed: int | None
+    model: str  # model key, or "imported" for a file the user brought in
+    result: object | None = None  # GenerationResult for generated takes
+    name: str = ""
+    init_path: Path | None = None  # the init audio file this take was made from, if any
+    file_path: Path | None = None  # written on first drag/copy and kept
+    display: dict = field(default_factory=dict)
+    take_id: int = field(default_factory=lambda: next(_ids))
+
+    @property
+    def seconds(self) -> float:
+        return self.pcm.shape[0] / SAMPLE_RATE
+
+    @property
+    def step_latents(self) -> np.ndarray | None:
+        return None if self.result is None else self.result.step_latents
+
+    def title(self) -> str:
+        base = self.name or self.prompt or "(empty prompt)"
+        seed = f"seed {self.seed}" if self.seed is not None else "imported"
+        return f"{base} - {seed} - {self.seconds:.2f} s - {self.model}"
+
+    def float_audio(self) -> np.ndarray:
+        return self.pcm.astype(np.float32) / 32767.0

@@ -1,0 +1,491 @@
+"""Stereo waveform of one take: zoom, pan, playhead, inpaint spans, drop in and drag out.
+
+Layout and signals only. What a click, a span, a dropped file or a drag-out means is the
+controller's business; this widget reports them (`seekRequested`, `spansChanged`,
+`fileDropped`, `dragOutRequested`).
+
+Samples are drawn through a `PeakPyramid` per channel, so a redraw costs about the plot's width
+in points whatever the take's length. int16 input is scaled by 1/32768 (so -32768 maps to
+exactly -1.0 and 32767 to 32767/32768); float input is kept as is.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPoint, QPointF, Qt, Signal
+from PySide6.QtGui import (
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QMouseEvent,
+    QResizeEvent,
+)
+from PySide6.QtWidgets import QApplication, QToolButton, QVBoxLayout, QWidget
+
+from app.widgets.peaks import PeakPyramid
+from engines.constants import SAMPLE_RATE, SAMPLES_PER_LATENT
+
+INT16_SCALE = 1.0 / 32768.0
+# Used until the plot has been laid out (a hidden widget has no width yet).
+FALLBACK_WIDTH_PX = 1024
+# Narrowest visible range: a few dozen samples is as far as zooming in is useful.
+MIN_VISIBLE_SAMPLES = 32
+DRAG_HANDLE_TOOLTIP = "Drag this take into a folder or DAW"
+SPAN_TOOLTIP = "Inpaint span: right-click to remove it"
+
+_CURVE_PEN = pg.mkPen("#7fc8ff", width=1)
+_PLAYHEAD_PEN = pg.mkPen("#ffcc33", width=1)
+_SPAN_BRUSH = pg.mkBrush(255, 120, 60, 60)
+_SPAN_PEN = pg.mkPen(255, 120, 60, 160)
+_PREVIEW_BRUSH = pg.mkBrush(255, 120, 60, 30)
+
+
+Span = tuple[float, float]
+
+
+def snap_spans(
+    spans: Iterable[Sequence[float]],
+    duration: float,
+    grid: int = SAMPLES_PER_LATENT,
+    sample_rate: int = SAMPLE_RATE,
+) -> list[Span]:
+    """Spans (seconds) snapped outward to the latent grid, clipped to the clip, merged.
+
+    Each start is floored and each end ceiled to a multiple of `grid` samples (inpainting works
+    on whole latents), then clipped to [0, duration]. Overlapping or touching spans merge into
+    one (touching spans mask the same latents as their union). Empty results are dropped.
+    Returns sorted (start, end) pairs in seconds; snapping an already-snapped list is a no-op.
+    """
+    total = max(int(round(duration * sample_rate)), 0)
+    # Tolerance so a value that is already on the grid (after a seconds round trip) stays put.
+    eps = 1e-6
+    snapped: list[tuple[int, int]] = []
+    for span in spans:
+        a, b = sorted((float(span[0]), float(span[1])))
+        start = math.floor(a * sample_rate / grid + eps) * grid
+        end = math.ceil(b * sample_rate / grid - eps) * grid
+        start, end = max(start, 0), min(end, total)
+        if end > start:
+            snapped.append((start, end))
+    snapped.sort()
+    merged: list[list[int]] = []
+    for start, end in snapped:
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return [(start / sample_rate, end / sample_rate) for start, end in merged]
+
+
+def _to_float_channels(pcm: np.ndarray) -> list[np.ndarray]:
+    """Contiguous float32 copies of each channel; mono input is shown on both plots."""
+    data = np.asarray(pcm)
+    if data.ndim == 1:
+        data = data[:, None]
+    if data.ndim != 2 or data.shape[1] not in (1, 2):
+        raise ValueError(f"audio must have shape (N, 2) or (N,), got {data.shape}")
+    if data.dtype == np.int16:
+        channels = [data[:, c].astype(np.float32) for c in range(data.shape[1])]
+        for channel in channels:
+            channel *= INT16_SCALE  # a power of two: exact in float32
+    elif np.issubdtype(data.dtype, np.floating):
+        channels = [np.array(data[:, c], dtype=np.float32) for c in range(data.shape[1])]
+    else:
+        raise ValueError(f"audio must be int16 or float, got {data.dtype}")
+    if len(channels) == 1:
+        channels.append(channels[0])
+    return channels
+
+
+class _WaveViewBox(pg.ViewBox):
+    """A ViewBox that reports clicks and, in span mode, left drags instead of panning."""
+
+    leftClicked = Signal(float)
+    rightClicked = Signal(float)
+    # (where the drag started, where it is now, whether the button was released), in seconds
+    spanDragged = Signal(float, float, bool)
+
+    def __init__(self) -> None:
+        super().__init__(enableMenu=False)
+        self.span_mode = False
+
+    def mouseClickEvent(self, ev) -> None:
+        x = self.mapSceneToView(ev.scenePos()).x()
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self.leftClicked.emit(x)
+        elif ev.button() == Qt.MouseButton.RightButton:
+            ev.accept()
+            self.rightClicked.emit(x)
+        else:
+            super().mouseClickEvent(ev)
+
+    def mouseDragEvent(self, ev, axis=None) -> None:
+        # Drags on an axis (axis is not None) keep panning even in span mode.
+        if self.span_mode and axis is None and ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            start = self.mapSceneToView(ev.buttonDownScenePos(Qt.MouseButton.LeftButton)).x()
+            now = self.mapSceneToView(ev.scenePos()).x()
+            self.spanDragged.emit(start, now, ev.isFinish())
+            return
+        super().mouseDragEvent(ev, axis)
+
+
+class _DragHandle(QToolButton):
+    """A small grip that reports a drag gesture; the controller starts the real QDrag."""
+
+    dragStarted = Signal()
+
+    def __init__(self, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.setObjectName("waveformDragHandle")
+        self.setText("⠿ Drag")
+        self.setToolTip(DRAG_HANDLE_TOOLTIP)
+        self.setCursor(Qt.CursorShape.OpenHandCursor)
+        self.setAutoRaise(True)
+        self._press_pos: QPoint | None = None
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._press_pos = event.position().toPoint()
+        super().mousePressEvent(event)
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._press_pos is not None and event.buttons() & Qt.MouseButton.LeftButton:
+            moved = (event.position().toPoint() - self._press_pos).manhattanLength()
+            if moved >= QApplication.startDragDistance():
+                self._press_pos = None
+                self.setDown(False)
+                self.dragStarted.emit()
+                return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        self._press_pos = None
+        super().mouseReleaseEvent(event)
+
+
+class WaveformView(QWidget):
+    """Both channels of a take as two stacked plots sharing one time axis (seconds)."""
+
+    seekRequested = Signal(float)
+    spansChanged = Signal(list)
+    fileDropped = Signal(str)
+    dragOutRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("waveformView")
+        self.setAcceptDrops(True)
+        self._sample_rate = SAMPLE_RATE
+        self._channels: list[np.ndarray] = []
+        self._pyramids: list[PeakPyramid] = []
+        self._spans: list[Span] = []
+        self._span_regions: list[tuple[pg.PlotItem, pg.LinearRegionItem]] = []
+        self._playhead_s = 0.0
+
+        self._plots = pg.GraphicsLayoutWidget()
+        self._plots.setObjectName("waveformPlots")
+        # Drops must reach this widget, not the graphics view (which would hand them to the scene).
+        self._plots.setAcceptDrops(False)
+        self._plots.viewport().setAcceptDrops(False)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self._plots)
+
+        self._view_boxes: list[_WaveViewBox] = []
+        self._curves: list[pg.PlotCurveItem] = []
+        self._playheads: list[pg.InfiniteLine] = []
+        self._previews: list[pg.LinearRegionItem] = []
+        self._plot_items: list[pg.PlotItem] = []
+        for channel, name in enumerate(("L", "R")):
+            self._add_channel_plot(channel, name)
+        self._plot_items[1].setXLink(self._plot_items[0])
+
+        top = self._view_boxes[0]
+        top.sigXRangeChanged.connect(self._redraw)
+        top.sigResized.connect(self._redraw)
+        for box in self._view_boxes:
+            box.leftClicked.connect(self._on_left_click)
+            box.rightClicked.connect(self.remove_span_at)
+            box.spanDragged.connect(self._on_span_drag)
+
+        self._drag_handle = _DragHandle(self)
+        self._drag_handle.dragStarted.connect(self.dragOutRequested)
+        self._drag_handle.raise_()
+
+    def _add_channel_plot(self, channel: int, name: str) -> None:
+        box = _WaveViewBox()
+        plot = self._plots.addPlot(row=channel, col=0, viewBox=box)
+        plot.hideButtons()
+        plot.setMenuEnabled(False)
+        plot.setLabel("left", name)
+        plot.getAxis("left").setWidth(44)  # equal widths keep the two time axes aligned
+        if channel == 0:
+            plot.hideAxis("bottom")
+        else:
+            plot.setLabel("bottom", "Time", units="s")
+        box.setMouseEnabled(x=True, y=False)
+        box.disableAutoRange()
+        box.setYRange(-1.0, 1.0, padding=0)
+        box.setXRange(0.0, 1.0, padding=0)
+
+        curve = pg.PlotCurveItem(pen=_CURVE_PEN, antialias=False, skipFiniteCheck=True)
+        plot.addItem(curve)
+        playhead = pg.InfiniteLine(pos=0.0, angle=90, movable=False, pen=_PLAYHEAD_PEN)
+        playhead.setZValue(20)
+        plot.addItem(playhead, ignoreBounds=True)
+        preview = pg.LinearRegionItem(
+            values=(0.0, 0.0), movable=False, brush=_PREVIEW_BRUSH, pen=_SPAN_PEN
+        )
+        preview.setZValue(10)
+        preview.hide()
+        plot.addItem(preview, ignoreBounds=True)
+
+        self._view_boxes.append(box)
+        self._plot_items.append(plot)
+        self._curves.append(curve)
+        self._playheads.append(playhead)
+        self._previews.append(preview)
+
+    # ---- audio ---------------------------------------------------------------------------
+
+    def set_audio(self, pcm: np.ndarray, sample_rate: int = SAMPLE_RATE) -> None:
+        """Show a take: (N, 2) int16 (scaled by 1/32768) or float; zooms out to all of it.
+
+        Existing spans are kept, re-snapped to the new length (spansChanged only if that
+        changed them): a regenerated take usually keeps the spans the user marked.
+        """
+        channels = _to_float_channels(pcm)
+        if sample_rate <= 0:
+            raise ValueError(f"sample rate must be positive, got {sample_rate}")
+        self._sample_rate = int(sample_rate)
+        self._channels = channels
+        self._pyramids = [PeakPyramid(channels[0])]
+        self._pyramids.append(
+            self._pyramids[0] if channels[1] is channels[0] else PeakPyramid(channels[1])
+        )
+        duration = self.duration
+        box = self._view_boxes[0]
+        if duration > 0:
+            min_range = min(duration, MIN_VISIBLE_SAMPLES / self._sample_rate)
+            for each in self._view_boxes:
+                each.setLimits(xMin=0.0, xMax=duration, minXRange=min_range)
+        box.setXRange(0.0, max(duration, 1.0 / self._sample_rate), padding=0)
+        self._redraw()
+        self.set_spans(self._spans)
+
+    def clear(self) -> None:
+        """Forget the take, its spans (emitting spansChanged if there were any) and the playhead."""
+        self._channels = []
+        self._pyramids = []
+        for box in self._view_boxes:
+            box.setLimits(xMin=None, xMax=None, minXRange=None)
+        for curve in self._curves:
+            curve.setData([], [])
+        self.clear_spans()
+        self.set_playhead(0.0)
+
+    def samples(self) -> np.ndarray:
+        """The (N, 2) float32 samples shown, at full resolution (a copy)."""
+        if not self._channels:
+            return np.zeros((0, 2), dtype=np.float32)
+        return np.column_stack(self._channels)
+
+    @property
+    def sample_rate(self) -> int:
+        return self._sample_rate
+
+    @property
+    def duration(self) -> float:
+        """Length of the take in seconds (0.0 when empty)."""
+        return len(self._channels[0]) / self._sample_rate if self._channels else 0.0
+
+    # ---- view ----------------------------------------------------------------------------
+
+    def visible_range(self) -> tuple[float, float]:
+        """The (start, end) seconds currently shown."""
+        start, end = self._view_boxes[0].viewRange()[0]
+        return float(start), float(end)
+
+    def set_visible_range(self, start: float, end: float) -> None:
+        """Show [start, end] seconds (clamped to the take by the view's limits)."""
+        self._view_boxes[0].setXRange(start, end, padding=0)
+
+    def plot_width_px(self) -> int:
+        """Device pixels across the plot area: the number of columns a redraw needs."""
+        width = self._view_boxes[0].width() * self._plots.devicePixelRatioF()
+        return int(width) if width >= 16 else FALLBACK_WIDTH_PX
+
+    def curve_data(self, channel: int = 0) -> tuple[np.ndarray, np.ndarray]:
+        """The (x seconds, y) points currently drawn for a channel (for tests and benchmarks)."""
+        x, y = self._curves[channel].getData()
+        if x is None:
+            return np.zeros(0), np.zeros(0, dtype=np.float32)
+        return x, y
+
+    def _redraw(self, *_args: object) -> None:
+        if not self._pyramids:
+            return
+        start_s, end_s = self.visible_range()
+        rate = self._sample_rate
+        start = max(int(math.floor(start_s * rate)), 0)
+        stop = int(math.ceil(end_s * rate)) + 1
+        width = self.plot_width_px()
+        for pyramid, curve in zip(self._pyramids, self._curves, strict=True):
+            x, y = pyramid.envelope(start, stop, width)
+            curve.setData(x / rate, y)
+
+    def plot_viewport(self) -> QWidget:
+        """The widget that receives mouse events over the plots."""
+        return self._plots.viewport()
+
+    def position_for_seconds(self, seconds: float, channel: int = 0) -> QPoint:
+        """Where `seconds` lies on `plot_viewport()`, vertically centred on a channel's plot."""
+        box = self._view_boxes[channel]
+        centre_y = box.mapViewToScene(QPointF(0.0, 0.0)).y()
+        scene_x = box.mapViewToScene(QPointF(seconds, 0.0)).x()
+        return self._plots.mapFromScene(QPointF(scene_x, centre_y))
+
+    def seconds_at(self, pos: QPoint) -> float:
+        """The time under a point of `plot_viewport()`."""
+        scene = self._plots.mapToScene(pos)
+        return float(self._view_boxes[0].mapSceneToView(scene).x())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        handle = self._drag_handle
+        handle.adjustSize()
+        handle.move(self.width() - handle.width() - 4, 4)
+        handle.raise_()
+
+    # ---- playhead and seeking ------------------------------------------------------------
+
+    def set_playhead(self, seconds: float) -> None:
+        self._playhead_s = float(seconds)
+        for line in self._playheads:
+            line.setValue(self._playhead_s)
+
+    def playhead(self) -> float:
+        return self._playhead_s
+
+    def _on_left_click(self, seconds: float) -> None:
+        if self._channels:
+            self.seekRequested.emit(min(max(seconds, 0.0), self.duration))
+
+    # ---- inpaint spans -------------------------------------------------------------------
+
+    def set_span_mode(self, enabled: bool) -> None:
+        """In span mode a left drag on the plot marks a span instead of panning."""
+        for box in self._view_boxes:
+            box.span_mode = bool(enabled)
+        cursor = Qt.CursorShape.IBeamCursor if enabled else Qt.CursorShape.ArrowCursor
+        self._plots.viewport().setCursor(cursor)
+        if not enabled:
+            self._show_preview(None)
+
+    def span_mode(self) -> bool:
+        return self._view_boxes[0].span_mode
+
+    def spans(self) -> list[Span]:
+        return list(self._spans)
+
+    def set_spans(self, spans: Iterable[Sequence[float]]) -> None:
+        """Replace all spans (seconds); they are snapped, clipped and merged first."""
+        snapped = snap_spans(spans, self.duration, SAMPLES_PER_LATENT, self._sample_rate)
+        if snapped == self._spans:
+            return
+        self._spans = snapped
+        self._rebuild_span_regions()
+        self.spansChanged.emit(list(self._spans))
+
+    def add_span(self, start: float, end: float) -> None:
+        """Add a span (seconds), as a span-mode drag does when the button is released."""
+        self.set_spans([*self._spans, (start, end)])
+
+    def remove_span(self, index: int) -> None:
+        spans = list(self._spans)
+        del spans[index]
+        self.set_spans(spans)
+
+    def remove_span_at(self, seconds: float) -> bool:
+        """Remove the span under `seconds` (what a right-click does); False if none is there."""
+        for index, (start, end) in enumerate(self._spans):
+            if start <= seconds <= end:
+                self.remove_span(index)
+                return True
+        return False
+
+    def clear_spans(self) -> None:
+        self.set_spans([])
+
+    def _rebuild_span_regions(self) -> None:
+        for plot, region in self._span_regions:
+            plot.removeItem(region)
+        self._span_regions = []
+        for plot in self._plot_items:
+            for start, end in self._spans:
+                region = pg.LinearRegionItem(
+                    values=(start, end), movable=False, brush=_SPAN_BRUSH, pen=_SPAN_PEN
+                )
+                region.setToolTip(SPAN_TOOLTIP)
+                region.setZValue(5)
+                plot.addItem(region, ignoreBounds=True)
+                self._span_regions.append((plot, region))
+
+    def span_regions(self) -> list[pg.LinearRegionItem]:
+        """The region items drawn for the spans, one per span per channel."""
+        return [region for _plot, region in self._span_regions]
+
+    def _on_span_drag(self, start: float, now: float, finished: bool) -> None:
+        if finished:
+            self._show_preview(None)
+            self.add_span(start, now)
+            return
+        snapped = snap_spans([(start, now)], self.duration, SAMPLES_PER_LATENT, self._sample_rate)
+        self._show_preview(snapped[0] if snapped else None)
+
+    def _show_preview(self, span: Span | None) -> None:
+        for preview in self._previews:
+            if span is None:
+                preview.hide()
+            else:
+                preview.setRegion(span)
+                preview.show()
+
+    # ---- drop in -------------------------------------------------------------------------
+
+    @staticmethod
+    def _first_local_file(event: QDropEvent | QDragEnterEvent | QDragMoveEvent) -> str | None:
+        mime = event.mimeData()
+        if mime is None or not mime.hasUrls():
+            return None
+        for url in mime.urls():
+            if url.isLocalFile() and url.toLocalFile():
+                return url.toLocalFile()
+        return None
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self._first_local_file(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if self._first_local_file(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        path = self._first_local_file(event)
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        # The controller decides whether the file is audio it can read, and says so if not.
+        self.fileDropped.emit(path)

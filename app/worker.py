@@ -1,0 +1,135 @@
+"""The one GPU worker: a QObject on a dedicated QThread that owns the Generator (and with it
+every CUDA/TensorRT or ONNX Runtime object) for its whole life.
+
+Requests arrive by queued signal; results go back as GenerationResult objects whose arrays are
+owned copies. Cancel is a thread-safe flag the engines check between steps. Heavy per-take
+display data (waveform peak pyramid, spectrogram) is computed here too, so the GUI thread
+only draws.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from engines.errors import CancelledError, StudioError
+from engines.request import GenerationRequest
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Job:
+    """One take to generate; `index`/`total` place it in its batch (variations)."""
+
+    request: GenerationRequest
+    index: int = 0
+    total: int = 1
+    label: str = ""
+
+
+@dataclass
+class Batch:
+    batch_id: int
+    jobs: list[Job] = field(default_factory=list)
+
+
+@dataclass
+class Finished:
+    """What the GUI receives for one take."""
+
+    batch_id: int
+    job: Job
+    result: object  # engines.backends.base.GenerationResult
+    display: dict  # precomputed view data (see app.displaydata)
+
+
+class GpuWorker(QObject):
+    progress = Signal(int, int, int, str, int, int)  # batch, index, total, stage, done, steps
+    takeReady = Signal(object)  # Finished
+    failed = Signal(int, str)  # batch, one-sentence message
+    cancelled = Signal(int)
+    batchDone = Signal(int)
+
+    def __init__(self, make_generator: Callable[[], object],
+                 make_display: Callable[[object], dict] | None = None) -> None:
+        super().__init__()
+        self._make_generator = make_generator
+        self._make_display = make_display
+        self._generator = None
+        self.cancel_flag = threading.Event()
+
+    @Slot(object)
+    def run_batch(self, batch: Batch) -> None:
+        try:
+            if self._generator is None:  # created lazily, on this thread
+                self._generator = self._make_generator()
+            for job in batch.jobs:
+                if self.cancel_flag.is_set():
+                    self.cancelled.emit(batch.batch_id)
+                    return
+
+                def report(stage: str, done: int, total: int, job=job) -> None:
+                    self.progress.emit(batch.batch_id, job.index, job.total, stage, done, total)
+
+                result = self._generator.generate(job.request, report, self.cancel_flag.is_set)
+                display = self._make_display(result) if self._make_display else {}
+                self.takeReady.emit(Finished(batch.batch_id, job, result, display))
+        except CancelledError:
+            self.cancelled.emit(batch.batch_id)
+        except StudioError as exc:
+            log.info("generation refused: %s", exc, exc_info=True)
+            self.failed.emit(batch.batch_id, str(exc))
+        except Exception as exc:  # a bug: one sentence for the user, the traceback to the log
+            log.exception("generation failed")
+            self.failed.emit(batch.batch_id, f"Generation failed unexpectedly ({type(exc).__name__}"
+                                             f": {exc}); details are in the log file.")
+        finally:
+            self.batchDone.emit(batch.batch_id)
+
+    @Slot()
+    def shutdown(self) -> None:
+        """Release engines on the thread that created them."""
+        if self._generator is not None:
+            try:
+                self._generator.close()
+            except Exception:  # noqa: BLE001 - shutting down; log and go on
+                log.exception("closing the generator failed")
+            self._generator = None
+
+
+class WorkerHost(QObject):
+    """Owns the QThread; `submit(batch)` queues work, `stop()` shuts down cleanly."""
+
+    submitted = Signal(object)
+    shutdownRequested = Signal()
+
+    def __init__(self, worker: GpuWorker, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.worker = worker
+        self.thread = QThread()
+        self.thread.setObjectName("gpuWorkerThread")
+        worker.moveToThread(self.thread)
+        self.submitted.connect(worker.run_batch)
+        self.shutdownRequested.connect(worker.shutdown)
+        self.thread.start()
+
+    def submit(self, batch: Batch) -> None:
+        self.worker.cancel_flag.clear()
+        self.submitted.emit(batch)
+
+    def cancel(self) -> None:
+        self.worker.cancel_flag.set()
+
+    def stop(self, timeout_ms: int = 30000) -> None:
+        if not self.thread.isRunning():
+            return
+        self.worker.cancel_flag.set()
+        self.shutdownRequested.emit()
+        self.thread.quit()
+        if not self.thread.wait(timeout_ms):
+            log.error("GPU worker did not stop within %d ms", timeout_ms)
