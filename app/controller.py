@@ -623,6 +623,10 @@ class StudioController(QObject):
 
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
+        """Stop the worker thread (releasing engines there) and the audio stream; idempotent."""
+        if getattr(self, "_shut_down", False):
+            return
+        self._shut_down = True
         self.timer.stop()
         if self.host is not None:
             self.host.stop()

@@ -264,6 +264,12 @@ class MainWindow(QMainWindow):
         layout.addLayout(grid)
         self.takes_panel = panel
 
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        controller = getattr(self, "controller", None)
+        if controller is not None:
+            controller.shutdown()
+        super().closeEvent(event)
+
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         self.open_action = file_menu.addAction("&Open init audio...")
@@ -298,6 +304,4 @@ def run_gui(argv: list[str] | None = None) -> int:
     app.setApplicationName("SA3 Studio")
     window = build_main_window()
     window.show()
-    code = app.exec()
-    window.controller.shutdown()
-    return code
+    return app.exec()

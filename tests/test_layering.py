@@ -137,7 +137,7 @@ def test_importing_app_package_loads_no_qt() -> None:
 
 
 def test_main_window_builds_hidden(qtbot, studio_home: Path) -> None:
-    from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QStatusBar
+    from PySide6.QtWidgets import QPlainTextEdit, QPushButton, QStatusBar
 
     from app import build_main_window
 
@@ -151,7 +151,6 @@ def test_main_window_builds_hidden(qtbot, studio_home: Path) -> None:
     button = window.findChild(QPushButton, "generateButton")
     status = window.findChild(QStatusBar, "statusBar")
     assert prompt is not None and button is not None and status is not None
-    assert str(studio_home) in window.findChild(QLabel, "dataDirLabel").text()
-
-    button.click()
-    assert "python main.py generate" in status.currentMessage()
+    # SA3_STUDIO_HOME decides where models (and so the demo set) live
+    assert str(window.controller.catalog.models_root).startswith(str(studio_home))
+    window.close()  # closing stops the GPU worker thread
