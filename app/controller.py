@@ -56,7 +56,9 @@ class StudioController(QObject):
         self.last_request: GenerationRequest | None = None
         self.catalog = Catalog(paths.models_dir())
         self.player = player if player is not None else self._make_player()
-        self.worker = GpuWorker(make_generator)
+        from app.displaydata import for_result
+
+        self.worker = GpuWorker(make_generator, for_result)
         self.host = WorkerHost(self.worker, self) if start_worker else None
         self._connect()
         self._fill_models()
@@ -400,12 +402,12 @@ class StudioController(QObject):
 
     def show_take(self, take: Take) -> None:
         w = self.w
-        w.waveform.set_audio(take.pcm)
+        w.waveform.set_audio(take.pcm, prepared=take.display.get("waveform"))
         if self.init_take is not None and take is self.init_take:
             w.waveform.set_spans(self.spans)
         else:
             w.waveform.clear_spans()
-        w.spectrogram.set_audio(take.pcm)
+        w.spectrogram.set_audio(take.pcm, prepared=take.display.get("spectrogram"))
         if take.step_latents is not None:
             w.latent_view.set_latents(take.step_latents)
         else:

@@ -95,8 +95,10 @@ class SpectrogramView(QWidget):
         """For linking the time axis to another plot (a controller's choice)."""
         return self._plot.getPlotItem()
 
-    def set_audio(self, pcm: np.ndarray, sample_rate: int = SAMPLE_RATE) -> None:
-        image, hop = log_spectrogram(mono_mix(pcm))
+    def set_audio(self, pcm: np.ndarray, sample_rate: int = SAMPLE_RATE, *,
+                  prepared: tuple[np.ndarray, int] | None = None) -> None:
+        """`prepared` = log_spectrogram(mono_mix(pcm)) computed elsewhere (off the GUI thread)."""
+        image, hop = prepared if prepared is not None else log_spectrogram(mono_mix(pcm))
         self._image = image
         top = float(image.max())
         self._item.setImage(image, autoLevels=False, levels=(top - DYNAMIC_RANGE_DB, top))

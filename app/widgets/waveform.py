@@ -81,6 +81,15 @@ def snap_spans(
     return [(start / sample_rate, end / sample_rate) for start, end in merged]
 
 
+def prepare_waveform(pcm: np.ndarray) -> tuple[list[np.ndarray], list[PeakPyramid]]:
+    """Float channels and their peak pyramids: the costly part of showing a take, done once
+    (by the GPU worker for new takes, so the GUI thread only draws)."""
+    channels = _to_float_channels(pcm)
+    first = PeakPyramid(channels[0])
+    second = first if channels[1] is channels[0] else PeakPyramid(channels[1])
+    return channels, [first, second]
+
+
 def _to_float_channels(pcm: np.ndarray) -> list[np.ndarray]:
     """Contiguous float32 copies of each channel; mono input is shown on both plots."""
     data = np.asarray(pcm)
@@ -254,21 +263,20 @@ class WaveformView(QWidget):
 
     # ---- audio ---------------------------------------------------------------------------
 
-    def set_audio(self, pcm: np.ndarray, sample_rate: int = SAMPLE_RATE) -> None:
+    def set_audio(self, pcm: np.ndarray, sample_rate: int = SAMPLE_RATE, *,
+                  prepared: tuple[list[np.ndarray], list[PeakPyramid]] | None = None) -> None:
         """Show a take: (N, 2) int16 (scaled by 1/32768) or float; zooms out to all of it.
 
         Existing spans are kept, re-snapped to the new length (spansChanged only if that
         changed them): a regenerated take usually keeps the spans the user marked.
         """
-        channels = _to_float_channels(pcm)
         if sample_rate <= 0:
             raise ValueError(f"sample rate must be positive, got {sample_rate}")
+        # `prepared` (from prepare_waveform, built off the GUI thread) skips the heavy part.
+        channels, pyramids = prepared if prepared is not None else prepare_waveform(pcm)
         self._sample_rate = int(sample_rate)
         self._channels = channels
-        self._pyramids = [PeakPyramid(channels[0])]
-        self._pyramids.append(
-            self._pyramids[0] if channels[1] is channels[0] else PeakPyramid(channels[1])
-        )
+        self._pyramids = pyramids
         duration = self.duration
         box = self._view_boxes[0]
         if duration > 0:
