@@ -3,10 +3,11 @@
 import sys
 
 ENGINE_COMMANDS = ("generate", "--list-models")
-USAGE = """usage: sa3-studio [generate FLAGS | --list-models | -h]
+USAGE = """usage: sa3-studio [generate FLAGS | library COMMAND | --list-models | -h]
 
   (no arguments)    open the SA3 Studio window
   generate FLAGS    render one clip without the GUI (see: generate --help)
+  library COMMAND   list, show or export kept takes (see: library --help)
   --list-models     list the model sets and where their files are expected
   -h, --help        show this message"""
 
@@ -16,6 +17,10 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] in (["-h"], ["--help"]):
         print(USAGE)
         return 0
+    if args[:1] == ["library"]:
+        from engines.library_cli import main as library_main
+
+        return library_main(args[1:])
     if args[:1] and args[0] in ENGINE_COMMANDS:
         from engines.cli import main as cli_main
 

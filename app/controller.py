@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 TAKE_ROLE = Qt.ItemDataRole.UserRole + 1
 SEED_RANGE = 2**32
 PLAYHEAD_MS = 30
+PAGE_LIMIT = 500
 AUDIO_FILTER = "Audio files (*.wav *.flac *.ogg *.aif *.aiff *.mp3);;All files (*)"
 SAVE_FILTERS = {"WAV 16-bit (*.wav)": "wav16", "WAV 24-bit (*.wav)": "wav24",
                 "FLAC (*.flac)": "flac", "OGG Vorbis (*.ogg)": "ogg"}
@@ -55,6 +56,8 @@ class StudioController(QObject):
         self.running = False
         self.last_request: GenerationRequest | None = None
         self.catalog = Catalog(paths.models_dir())
+        self.library = self._open_library()
+        self.deleted_ids: list[int] = []
         self.player = player if player is not None else self._make_player()
         from app.displaydata import for_result
 
@@ -66,11 +69,14 @@ class StudioController(QObject):
         self._update_strength_label()
         self._update_init_state()
         self._update_playback_state()
+        self._connect_library()
+        self.refresh_library()
         self.timer = QTimer(self)
         self.timer.setInterval(PLAYHEAD_MS)
         self.timer.timeout.connect(self._tick)
         self.timer.start()
-        self.status("Ready. Type a prompt and press Ctrl+Enter.")
+        notice = getattr(self.library, "notice", None)
+        self.status(notice or "Ready. Type a prompt and press Ctrl+Enter.")
 
     # ------------------------------------------------------------------ setup
     @staticmethod
@@ -305,10 +311,10 @@ class StudioController(QObject):
             return
         self._submit([request])
 
-    def _submit(self, requests: list[GenerationRequest]) -> None:
+    def _submit(self, requests: list[GenerationRequest], replace_id: int | None = None) -> None:
         self.batch_id += 1
-        jobs = [Job(request=r, index=i, total=len(requests), label=r.prompt)
-                for i, r in enumerate(requests)]
+        jobs = [Job(request=r, index=i, total=len(requests), label=r.prompt,
+                    replace_id=replace_id) for i, r in enumerate(requests)]
         self.running = True
         self.last_request = requests[0]
         self._set_busy(True)
@@ -342,6 +348,7 @@ class StudioController(QObject):
         init_path = self.init_take.init_path if self.init_take is not None else None
         take = Take(prompt=req.prompt, pcm=result.pcm, seed=result.seed, model=req.model,
                     result=result, init_path=init_path, display=finished.display)
+        take.library_id = self._record(take, finished.job)
         self.add_take(take, select=True)
         self.w.seed_edit.setText(str(result.seed))
         self.w.seed_used_label.setText(f"Seed used: {result.seed}")
@@ -484,6 +491,11 @@ class StudioController(QObject):
             return None
         take = Take(prompt=Path(path).stem, pcm=pcm16_from_float(audio), seed=None,
                     model="imported", init_path=Path(path))
+        try:
+            take.library_id = self.library.add_imported(take.pcm, str(path), take.prompt).id
+            self.refresh_library()
+        except StudioError as exc:
+            self.error(str(exc))
         self.add_take(take, select=True)
         self.set_init(take)
         return take
@@ -623,6 +635,244 @@ class StudioController(QObject):
         if not self.player.playing and self.w.play_button.text() == "Pause":
             self.w.play_button.setText("Play")
 
+    # ------------------------------------------------------------------ library
+    @staticmethod
+    def _open_library():
+        from engines.store.library import ClipLibrary
+
+        return ClipLibrary(paths.library_dir())
+
+    def _connect_library(self) -> None:
+        panel = self.w.library_panel
+        panel.searchChanged.connect(self.refresh_library)
+        panel.loadRequested.connect(self.load_from_library)
+        panel.restore_button.clicked.connect(self.restore_selected)
+        panel.regenerate_button.clicked.connect(self.regenerate_selected)
+        panel.delete_button.clicked.connect(self.delete_selected)
+        panel.undo_button.clicked.connect(self.undo_delete)
+        panel.export_button.clicked.connect(self.export_selected)
+        panel.zip_button.clicked.connect(self.export_selected_zip)
+        panel.save_meta_button.clicked.connect(self.save_meta)
+        panel.favourite_check.clicked.connect(self.save_meta)
+        panel.rating_spin.valueChanged.connect(lambda _v: self.save_meta(quiet=True))
+        panel.view.selectionModel().selectionChanged.connect(self._library_selection)
+        for key in MODEL_SETS:
+            panel.model_filter.addItem(key, key)
+        panel.model_filter.addItem("imported", "imported")
+
+    def _record(self, take: Take, job: Job) -> int | None:
+        """Keep the take in the library (the one store); returns its row id."""
+        parent = self.init_take.library_id if self.init_take is not None else None
+        source = str(self.init_take.init_path) if self.init_take and self.init_take.init_path \
+            else None
+        try:
+            if job.replace_id is not None:
+                record = self.library.replace_audio(job.replace_id, take.result)
+            else:
+                record = self.library.add(take.result, parent_id=parent, init_source=source)
+        except StudioError as exc:
+            self.error(f"The take is in the session but not in the library: {exc}")
+            return None
+        self.refresh_library()
+        return record.id
+
+    def refresh_library(self, *_args) -> None:
+        panel = self.w.library_panel
+        query = panel.query()
+        try:
+            records = self.library.search(**query, limit=PAGE_LIMIT)
+            total = self.library.count(**{k: v for k, v in query.items()
+                                          if k not in ("sort", "descending")})
+        except StudioError as exc:
+            self.error(str(exc))
+            return
+        panel.model.set_records(records)
+        shown = f"{len(records)} of {total}" if total > len(records) else f"{total}"
+        panel.count_label.setText(f"{shown} take(s) in the library")
+
+    def _library_selection(self, *_args) -> None:
+        panel = self.w.library_panel
+        record = panel.current_record()
+        widgets = (panel.favourite_check, panel.rating_spin, panel.tags_edit, panel.notes_edit)
+        for widget in widgets:
+            widget.blockSignals(True)
+        if record is not None:
+            panel.favourite_check.setChecked(record.favourite)
+            panel.rating_spin.setValue(record.rating)
+            panel.tags_edit.setText(", ".join(record.tags))
+            panel.notes_edit.setPlainText(record.notes)
+        for widget in widgets:
+            widget.blockSignals(False)
+
+    def save_meta(self, *_args, quiet: bool = False) -> None:
+        panel = self.w.library_panel
+        record = panel.current_record()
+        if record is None:
+            return
+        tags = [t.strip() for t in panel.tags_edit.text().split(",") if t.strip()]
+        try:
+            self.library.update(record.id, rating=panel.rating_spin.value(),
+                                favourite=panel.favourite_check.isChecked(), tags=tags,
+                                notes=panel.notes_edit.toPlainText())
+        except StudioError as exc:
+            self.error(str(exc))
+            return
+        selected = record.id
+        self.refresh_library()
+        self._select_library_row(selected)
+        if not quiet:
+            self.status("Saved.", 2000)
+
+    def _select_library_row(self, take_id: int) -> None:
+        panel = self.w.library_panel
+        for row, rec in enumerate(panel.model.records):
+            if rec.id == take_id:
+                panel.view.selectRow(row)
+                return
+
+    def _session_take_for(self, take_id: int) -> Take | None:
+        return next((t for t in self.takes.values() if t.library_id == take_id), None)
+
+    def load_from_library(self, take_id: int) -> Take | None:
+        """Double-click: bring a library take into the session (or select it if there)."""
+        existing = self._session_take_for(take_id)
+        if existing is not None:
+            self.w.takes_list.setCurrentItem(self._item_for(existing))
+            return existing
+        try:
+            record = self.library.get(take_id)
+            pcm = self.library.load_audio(take_id)
+        except StudioError as exc:
+            self.error(str(exc))
+            return None
+        take = Take(prompt=record.name or record.prompt, pcm=pcm,
+                    seed=None if record.model == "imported" else record.seed,
+                    model=record.model, library_id=record.id)
+        self.add_take(take, select=True)
+        self.w.side_tabs.setCurrentIndex(0)
+        return take
+
+    def restore_settings(self, record) -> None:
+        """Every parameter of a library take back into the generation panel."""
+        w = self.w
+        w.prompt_edit.setPlainText(record.prompt)
+        w.negative_edit.setText(record.negative_prompt)
+        index = w.model_combo.findData(record.model)
+        if index >= 0:
+            w.model_combo.setCurrentIndex(index)
+        for combo, value in ((w.decoder_combo, record.decoder),
+                             (w.precision_combo, record.precision)):
+            found = combo.findData(value)
+            combo.setCurrentIndex(found if found >= 0 else 0)
+        w.seconds_spin.setValue(record.seconds)
+        w.steps_spin.setValue(record.steps)
+        w.cfg_spin.setValue(record.cfg)
+        w.apg_spin.setValue(record.apg)
+        w.seed_edit.setText(str(record.seed))
+        w.seed_lock.setChecked(True)
+        w.variations_spin.setValue(1)
+        if record.parent_id is not None and record.mode != "t2a":
+            parent = self.load_from_library(record.parent_id)
+            if parent is not None:
+                self.set_init(parent)
+                self.spans = [tuple(s) for s in record.inpaint_spans]
+                w.waveform.set_spans(self.spans)
+                self._update_init_state()
+        elif self.init_take is not None:
+            self.clear_init()
+        if record.init_noise_level is not None:
+            w.init_noise_slider.setValue(round(record.init_noise_level * 100))
+        w.seconds_spin.setValue(record.seconds)
+
+    def restore_selected(self) -> None:
+        record = self.w.library_panel.current_record()
+        if record is None:
+            self.error("Select a take in the library first.")
+            return
+        if record.model == "imported":
+            self.error("That is imported audio, not a generation; double-click it to use it.")
+            return
+        self.restore_settings(record)
+        self.status(f"Settings of library take #{record.id} restored (seed {record.seed}).")
+
+    def regenerate_selected(self) -> None:
+        """Re-run a library take exactly (same seed, same latents); a missing file is
+        written back into the same library row."""
+        record = self.w.library_panel.current_record()
+        if record is None or record.model == "imported":
+            self.error("Select a generated take in the library to regenerate it.")
+            return
+        if self.running:
+            self.status("A generation is already running; wait for it or press Cancel.")
+            return
+        self.restore_settings(record)
+        init = self.init_take.float_audio() if self.init_take is not None else None
+        request = record.request(init_audio=init)
+        self._submit([request], replace_id=record.id if record.missing else None)
+
+    def delete_selected(self) -> None:
+        records = self.w.library_panel.selected_records()
+        if not records:
+            return
+        for record in records:
+            try:
+                self.library.delete(record.id)
+            except StudioError as exc:
+                self.error(str(exc))
+                return
+            self.deleted_ids.append(record.id)
+        self.w.library_panel.undo_button.setEnabled(True)
+        self.refresh_library()
+        self.status(f"Moved {len(records)} take(s) to the library trash; Undo brings them back.")
+
+    def undo_delete(self) -> None:
+        if not self.deleted_ids:
+            return
+        take_id = self.deleted_ids.pop()
+        try:
+            self.library.restore(take_id)
+        except StudioError as exc:
+            self.error(str(exc))
+        self.w.library_panel.undo_button.setEnabled(bool(self.deleted_ids))
+        self.refresh_library()
+        self.status(f"Library take #{take_id} restored.")
+
+    def export_selected(self, folder: str | None = None) -> list[Path]:
+        records = self.w.library_panel.selected_records()
+        if not records:
+            self.error("Select takes in the library to export.")
+            return []
+        if not folder:
+            folder = QFileDialog.getExistingDirectory(self.w, "Export takes to folder")
+        if not folder:
+            return []
+        try:
+            written = self.library.export([r.id for r in records], Path(folder))
+        except StudioError as exc:
+            self.error(str(exc))
+            return []
+        self.status(f"Exported {len(written)} take(s) with sidecars to {folder}.")
+        return written
+
+    def export_selected_zip(self, path: str | None = None) -> Path | None:
+        records = self.w.library_panel.selected_records()
+        if not records:
+            self.error("Select takes in the library to export.")
+            return None
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self.w, "Export zip",
+                                                  str(Path.home() / "sa3-takes.zip"),
+                                                  "Zip archive (*.zip)")
+        if not path:
+            return None
+        try:
+            written = self.library.export_zip([r.id for r in records], Path(path))
+        except StudioError as exc:
+            self.error(str(exc))
+            return None
+        self.status(f"Exported {len(records)} take(s) to {written}.")
+        return written
+
     # ------------------------------------------------------------------ shutdown
     def shutdown(self) -> None:
         """Stop the worker thread (releasing engines there) and the audio stream; idempotent."""
@@ -638,4 +888,8 @@ class StudioController(QObject):
         except Exception:  # noqa: BLE001
             log.exception("closing the audio stream failed")
         QApplication.instance().removeEventFilter(self)
+        try:
+            self.library.close()
+        except Exception:  # noqa: BLE001
+            log.exception("closing the library failed")
 

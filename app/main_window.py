@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.library_panel import LibraryPanel
 from app.widgets.latent_view import LatentView
 from app.widgets.spectrogram import SpectrogramView
 from app.widgets.waveform import WaveformView
@@ -94,7 +95,7 @@ class MainWindow(QMainWindow):
         splitter.addWidget(self.center)
         splitter.addWidget(self.takes_panel)
         splitter.setStretchFactor(1, 1)
-        splitter.setSizes([330, 700, 300])
+        splitter.setSizes([330, 640, 380])
         self.setCentralWidget(splitter)
         self.setStatusBar(_named(QStatusBar(), "statusBar"))
         self._build_menus()
@@ -262,7 +263,12 @@ class MainWindow(QMainWindow):
         grid.addWidget(self.copy_button, 1, 0)
         grid.addWidget(self.delete_button, 1, 1)
         layout.addLayout(grid)
-        self.takes_panel = panel
+        self.library_panel = LibraryPanel()
+        tabs = _named(QTabWidget(), "sideTabs")
+        tabs.addTab(panel, "Session")
+        tabs.addTab(self.library_panel, "Library")
+        self.side_tabs = tabs
+        self.takes_panel = tabs
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         controller = getattr(self, "controller", None)

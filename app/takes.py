@@ -26,6 +26,7 @@ class Take:
     init_path: Path | None = None  # the init audio file this take was made from, if any
     file_path: Path | None = None  # written on first drag/copy and kept
     display: dict = field(default_factory=dict)
+    library_id: int | None = None  # its row in the sound library
     take_id: int = field(default_factory=lambda: next(_ids))
 
     @property

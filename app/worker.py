@@ -30,6 +30,7 @@ class Job:
     index: int = 0
     total: int = 1
     label: str = ""
+    replace_id: int | None = None  # library row whose missing audio this take restores
 
 
 @dataclass

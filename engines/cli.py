@@ -1,5 +1,8 @@
 """Headless command line: `python main.py generate ...` (a contract other tools rely on).
 
+Every take is also kept in the sound library (engines.store) unless `--no-library` is given;
+its id goes into the sidecar as "library_id".
+
 Exit codes: 0 done; 1 the engine failed at run time; 2 bad input (one line on stderr naming the
 problem and the fix, nothing written); 130 cancelled with Ctrl+C.
 """
@@ -57,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models-dir", type=Path, help="models root (default <data>/models)")
     p.add_argument("--format", choices=OUT_FORMATS, help="default: from the --out suffix")
     p.add_argument("--out", type=Path, help="output file (.wav, .flac or .ogg)")
+    p.add_argument("--no-library", action="store_true",
+                   help="do not keep this take in the sound library")
     p.add_argument("--list-models", action="store_true",
                    help="list what is installed and runnable here, and why the rest is not")
     return p
@@ -132,14 +137,55 @@ def run_generate(args: argparse.Namespace) -> int:
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     out: Path = args.out
-    write_audio(out, result.pcm, fmt)
+    record = None if args.no_library else _keep_in_library(result, args.init_audio)
+    if record is not None and fmt == "wav16" and not record.missing:
+        from engines.store.library import copy_atomic
+
+        copy_atomic(record.audio_path, out)  # the same samples, plus the embedded note
+    else:
+        write_audio(out, result.pcm, fmt)
     try:
-        write_json_atomic(sidecar_path(out), build_sidecar(result, out, fmt, args.init_audio))
+        sidecar = build_sidecar(result, out, fmt, args.init_audio)
+        sidecar["library_id"] = record.id if record is not None else None
+        write_json_atomic(sidecar_path(out), sidecar)
     except BaseException:
         out.unlink(missing_ok=True)  # never leave audio without its provenance
         raise
     print(summary_line(result, out))
     return EXIT_OK
+
+
+def _keep_in_library(result, init_audio: Path | None):
+    """Record the take (and its init file, as an imported take) in the library; the library
+    failing never costs the user the file they asked for, so that is a warning."""
+    from engines.paths import library_dir
+    from engines.store.library import ClipLibrary
+
+    try:
+        library = ClipLibrary(library_dir())
+    except (StudioError, OSError) as exc:
+        log.warning("library unavailable", exc_info=True)
+        print(f"warning: the take was not kept in the library: {exc}", file=sys.stderr)
+        return None
+    try:
+        if library.notice:
+            print(f"warning: {library.notice}", file=sys.stderr)
+        parent_id = None
+        if init_audio is not None:
+            from engines.audio_io import read_audio
+
+            origin = library.identify(init_audio)  # a take exported earlier, if it is one
+            parent_id = library.add_imported(
+                read_audio(init_audio), str(Path(init_audio).resolve()),
+                parent_id=origin.id if origin is not None else None).id
+        source = str(Path(init_audio).resolve()) if init_audio is not None else None
+        return library.add(result, parent_id=parent_id, init_source=source)
+    except (StudioError, OSError) as exc:
+        log.warning("could not keep the take in the library", exc_info=True)
+        print(f"warning: the take was not kept in the library: {exc}", file=sys.stderr)
+        return None
+    finally:
+        library.close()
 
 
 def main(argv: list[str]) -> int:

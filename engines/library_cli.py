@@ -1,0 +1,203 @@
+"""`python main.py library ...`: list, show and export takes kept in the sound library.
+
+Exit codes as for `generate`: 0 done; 1 a file could not be written; 2 bad input (an unknown id,
+a missing folder), with one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from engines.errors import StudioError
+
+log = logging.getLogger(__name__)
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+PROMPT_WIDTH = 60
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        raise _UsageError(f"{message}; run `python main.py library --help` for the commands.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python main.py library",
+                     description="Every take SA3 Studio made, with the settings that made it.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    listing = commands.add_parser("list", help="newest takes first, or those matching --search")
+    listing.add_argument("--search", default="", metavar="TEXT",
+                         help="words to find in prompts, names, tags and notes")
+    listing.add_argument("--limit", type=int, default=50, metavar="N", help="at most N (50)")
+    listing.add_argument("--model", help="only takes of this model set")
+    listing.add_argument("--favourites", action="store_true", help="only favourites")
+    listing.add_argument("--min-rating", type=int, default=0, metavar="STARS")
+    listing.add_argument("--sort", default="created",
+                         choices=("created", "rating", "prompt", "seconds", "seed"))
+    listing.add_argument("--deleted", action="store_true", help="include deleted takes")
+    show = commands.add_parser("show", help="everything about one take")
+    show.add_argument("take", metavar="ID|FILE",
+                      help="a library id, or an audio file to identify (e.g. one dragged out)")
+    show.add_argument("--json", action="store_true", help="print the provenance as JSON")
+    export = commands.add_parser("export", help="copy takes with JSON sidecars")
+    export.add_argument("ids", nargs="+", type=int, metavar="ID")
+    target = export.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to", type=Path, metavar="DIR", help="an existing folder")
+    target.add_argument("--zip", type=Path, metavar="FILE", help="one zip file instead")
+    return parser
+
+
+def _flags(record) -> str:
+    flags = []
+    if record.favourite:
+        flags.append("fav")
+    if record.deleted:
+        flags.append("deleted")
+    if record.missing:
+        flags.append("MISSING")
+    return ",".join(flags)
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def run_list(library, args: argparse.Namespace) -> int:
+    if args.limit < 1:
+        raise _UsageError(f"--limit {args.limit} shows nothing; give 1 or more.")
+    filters = {"model": args.model, "favourite": True if args.favourites else None,
+               "min_rating": args.min_rating, "include_deleted": args.deleted}
+    records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
+    total = library.count(args.search, **filters)
+    print(f"{'ID':>6}  {'CREATED (UTC)':16}  {'MODEL':9} {'SECONDS':>7} {'SEED':>10}  "
+          f"{'RATING':6} {'FLAGS':12} PROMPT / NAME")
+    for r in records:
+        print(f"{r.id:>6}  {r.created[:16].replace('T', ' '):16}  {r.model:9} "
+              f"{r.seconds:>7.2f} {('-' if r.is_imported else r.seed):>10}  "
+              f"{'*' * r.rating:6} {_flags(r):12} {_clip(r.title(), PROMPT_WIDTH)}")
+    print(f"{len(records)} of {total} take{'s' if total != 1 else ''} shown"
+          + (f" matching '{args.search}'" if args.search else "") + f"; library: {library.root}")
+    return EXIT_OK
+
+
+def _show_lines(library, record) -> list[str]:
+    lines = [f"take #{record.id}" + (f" '{record.name}'" if record.name else "")
+             + (" (deleted)" if record.deleted else ""),
+             f"  created      {record.created}",
+             f"  audio        {record.audio_path}" + ("  (MISSING: regenerate it)"
+                                                     if record.missing else ""),
+             f"  length       {record.seconds:.3f} s, {record.samples} samples at "
+             f"{record.sample_rate} Hz"]
+    if record.is_imported:
+        lines.append(f"  imported     from {record.init_source}")
+    else:
+        spans = ", ".join(f"{a:g}:{b:g}" for a, b in record.inpaint_spans) or "-"
+        level = "-" if record.init_noise_level is None else f"{record.init_noise_level:g}"
+        lines += [
+            f"  prompt       {record.prompt}",
+            f"  negative     {record.negative_prompt or '-'}",
+            f"  model        {record.model}, decoder {record.decoder}, {record.precision}",
+            f"  mode         {record.mode}",
+            f"  seed         {record.seed}" + (" (random)" if record.seed_was_random else ""),
+            f"  steps        {record.steps}, cfg {record.cfg:g}, apg {record.apg:g}",
+            f"  init         noise level {level}, inpaint spans {spans}, "
+            f"file {record.init_source or '-'}",
+            f"  limiter      {record.limiter_ceiling:g}",
+            f"  backend      {record.backend} (asked: {record.requested_backend})",
+            "  timings      " + ", ".join(f"{k} {v:.0f} ms" for k, v in
+                                          record.timings_ms.items()),
+        ]
+        for entry in record.engine_files:
+            lines.append(f"  engine       {entry['role']}: {entry['path']} "
+                         f"({entry.get('size')} bytes, sha256 {entry.get('sha256') or '?'})")
+    lines += [f"  rating       {record.rating}/5" + (", favourite" if record.favourite else ""),
+              f"  tags         {', '.join(record.tags) or '-'}",
+              f"  notes        {record.notes or '-'}"]
+    chain = library.lineage(record.id)[1:]
+    if chain:
+        lines.append("  made from    " + " <- ".join(f"#{r.id} {_clip(r.title(), 30)}"
+                                                     for r in chain))
+    for warning in record.warnings:
+        lines.append(f"  warning      {warning}")
+    return lines
+
+
+def run_show(library, args: argparse.Namespace) -> int:
+    from engines.store.library import LibraryError
+    from engines.store.wavmeta import read_metadata
+
+    if args.take.isdigit():
+        record = library.get(int(args.take))
+    else:
+        path = Path(args.take)
+        if not path.is_file():
+            raise LibraryError(f"'{args.take}' is neither a take id nor an audio file; give an "
+                               "id from `library list` or the path of a file.")
+        record = library.identify(path)
+        if record is None:
+            note = read_metadata(path)
+            if note is None:
+                raise LibraryError(f"'{path.name}' is not a take from this library and carries "
+                                   "no SA3 Studio note.")
+            print(f"'{path.name}' is not in this library, but its embedded note says:")
+            print(json.dumps(note, indent=2, ensure_ascii=False))
+            return EXIT_OK
+    if args.json:
+        print(json.dumps(record.sidecar(), indent=2, ensure_ascii=False))
+    else:
+        print("\n".join(_show_lines(library, record)))
+    return EXIT_OK
+
+
+def run_export(library, args: argparse.Namespace) -> int:
+    if args.zip is not None:
+        print(library.export_zip(args.ids, args.zip))
+        return EXIT_OK
+    for path in library.export(args.ids, args.to):
+        print(path)
+    return EXIT_OK
+
+
+def main(argv: list[str]) -> int:
+    """argv: the words after `library`."""
+    from engines.paths import library_dir, setup_logging
+    from engines.store.library import ClipLibrary, LibraryError
+
+    setup_logging("sa3-studio.library")
+    try:
+        args = build_parser().parse_args(list(argv))
+        library = ClipLibrary(library_dir())
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except StudioError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    try:
+        if library.notice:
+            print(f"warning: {library.notice}", file=sys.stderr)
+        handler = {"list": run_list, "show": run_show, "export": run_export}[args.command]
+        return handler(library, args)
+    except _UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except LibraryError as exc:
+        log.info("library: %s", exc, exc_info=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # a bug: one line for the user, the traceback for the log
+        log.exception("library command failed")
+        print(f"error: the library command failed unexpectedly ({type(exc).__name__}: {exc}); "
+              "details are in the log.", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        library.close()

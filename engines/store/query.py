@@ -1,0 +1,89 @@
+"""Turning the library panel's search box, filters and sort into SQL."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any
+
+from engines.store import schema
+from engines.store.records import LibraryError
+
+SORT_KEYS = {
+    "created": "t.created",
+    "rating": "t.rating",
+    "prompt": "t.prompt COLLATE NOCASE",
+    "name": "t.name COLLATE NOCASE",
+    "seconds": "t.seconds",
+    "seed": "t.seed",
+    "model": "t.model",
+    "id": "t.id",
+}
+
+
+def time_bound(value: str | _dt.date | None, *, end: bool) -> tuple[str, bool] | None:
+    """(ISO UTC text, inclusive) for a since/until filter. A bare date as `until` covers that
+    whole day; times without a zone are taken as UTC."""
+    if value is None or value == "":
+        return None
+    whole_day = False
+    if isinstance(value, _dt.datetime):
+        moment = value
+    elif isinstance(value, _dt.date):
+        moment, whole_day = _dt.datetime(value.year, value.month, value.day), True
+    else:
+        text = str(value).strip()
+        try:
+            moment = _dt.datetime.fromisoformat(text)
+        except ValueError:
+            raise LibraryError(f"'{value}' is not a date; write it as YYYY-MM-DD or an ISO 8601 "
+                               "time such as 2025-01-31T18:00.") from None
+        whole_day = len(text) == 10
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=_dt.UTC)
+    inclusive = True
+    if end and whole_day:
+        moment, inclusive = moment + _dt.timedelta(days=1), False
+    return moment.astimezone(_dt.UTC).isoformat(timespec="milliseconds"), inclusive
+
+
+def where_clause(text: str, *, use_fts: bool, model: str | None = None,
+                 favourite: bool | None = None, min_rating: int = 0, since: Any = None,
+                 until: Any = None, include_deleted: bool = False) -> tuple[str, list]:
+    """The WHERE clause (with its parameters) over `takes t` for a library search.
+
+    Every word of `text` must occur in the take's search text (prompt, name, tags, notes, init
+    file name), in any case. Words of three or more letters go through the FTS5 trigram index
+    when there is one; shorter words, or every word without FTS5, through LIKE.
+    """
+    clauses: list[str] = []
+    params: list[Any] = []
+    if not include_deleted:
+        clauses.append("t.deleted = 0")
+    if model:
+        clauses.append("t.model = ?")
+        params.append(model)
+    if favourite is not None:
+        clauses.append("t.favourite = ?")
+        params.append(int(bool(favourite)))
+    if min_rating:
+        clauses.append("t.rating >= ?")
+        params.append(int(min_rating))
+    for bound, end in ((since, False), (until, True)):
+        parsed = time_bound(bound, end=end)
+        if parsed is not None:
+            moment, inclusive = parsed
+            op = (">=" if inclusive else ">") if not end else ("<=" if inclusive else "<")
+            clauses.append(f"t.created {op} ?")
+            params.append(moment)
+    terms = str(text or "").lower().split()
+    indexed = [t for t in terms if use_fts and len(t) >= 3]
+    if indexed:
+        clauses.append(f"t.id IN (SELECT rowid FROM {schema.FTS_TABLE} WHERE "
+                       f"{schema.FTS_TABLE} MATCH ?)")
+        params.append(" AND ".join('"' + t.replace('"', '""') + '"' for t in indexed))
+    for term in terms:
+        if term not in indexed:
+            escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            clauses.append("t.search_text LIKE ? ESCAPE '\\'")
+            params.append(f"%{escaped}%")
+    return (" WHERE " + " AND ".join(clauses)) if clauses else "", params

@@ -1,0 +1,208 @@
+"""What the library knows about one take (TakeRecord), and the error its operations raise."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from engines.constants import CHANNELS
+from engines.errors import StudioError
+from engines.store.wavmeta import APP_NAME
+
+if TYPE_CHECKING:
+    from engines.request import GenerationRequest
+
+IMPORTED = "imported"  # mode and model of audio the user brought in
+
+
+class LibraryError(StudioError):
+    """A library operation failed; the message is one sentence for the user."""
+
+
+@dataclass
+class TakeRecord:
+    """One take as the library knows it. Plain data: changing it changes nothing on disk."""
+
+    id: int
+    created: str  # ISO 8601, UTC
+    name: str
+    prompt: str
+    negative_prompt: str
+    model: str
+    decoder: str
+    precision: str
+    seconds: float
+    steps: int
+    seed: int
+    cfg: float
+    apg: float
+    init_noise_level: float | None
+    inpaint_spans: list[tuple[float, float]]
+    limiter_ceiling: float
+    mode: str  # "t2a" | "a2a" | "inpaint" | "imported"
+    backend: str  # the backend that ran it
+    timings_ms: dict[str, float]
+    engine_files: list[dict]  # {"role", "path", "size", "sha256"}
+    audio_path: Path  # absolute
+    parent_id: int | None
+    init_source: str | None  # the init audio file the user picked, if any
+    rating: int
+    favourite: bool
+    tags: list[str]
+    notes: str
+    sample_rate: int
+    samples: int
+    deleted: bool
+    seed_was_random: bool = False
+    requested_backend: str = "auto"  # what was asked for ("auto" unless the user chose one)
+    decoder_tier: str = ""
+    warnings: list[str] = field(default_factory=list)
+    content_sha256: str = ""  # of the samples as stored, to recognise copies of the file
+
+    @property
+    def missing(self) -> bool:
+        """The audio file is gone (moved or deleted outside the app)."""
+        return not self.audio_path.is_file()
+
+    @property
+    def is_imported(self) -> bool:
+        return self.mode == IMPORTED
+
+    def title(self) -> str:
+        return self.name or self.prompt or (Path(self.init_source).name if self.init_source
+                                            else f"take {self.id}")
+
+    def request(self, init_audio: Any = None) -> GenerationRequest:
+        """Every setting that made this take, with the same seed, as a new request.
+
+        For audio-to-audio and inpainting takes pass the init audio (see
+        ClipLibrary.regeneration_request, which finds it); without it the request keeps the
+        noise level and spans but does not validate.
+        """
+        from engines.request import GenerationRequest
+
+        if self.is_imported:
+            raise LibraryError(f"Take #{self.id} is imported audio, not a generation, so it has "
+                               "no settings to restore; use it as init audio instead.")
+        return GenerationRequest(
+            prompt=self.prompt, negative_prompt=self.negative_prompt, model=self.model,
+            decoder=self.decoder or None, precision=self.precision or None,
+            seconds=self.seconds, steps=self.steps, seed=self.seed, cfg=self.cfg, apg=self.apg,
+            init_audio=init_audio, init_noise_level=self.init_noise_level,
+            inpaint_spans=[tuple(span) for span in self.inpaint_spans],
+            limiter_ceiling=self.limiter_ceiling, backend=self.requested_backend or "auto",
+        )
+
+    def sidecar(self, out: Path | None = None) -> dict:
+        """Provenance in the shape of engines.provenance's sidecar, plus the library's fields.
+
+        `out` is where the audio copy lies (default: the library file); a relative path is kept
+        relative (a zip entry)."""
+        out = self.audio_path if out is None else Path(out)
+        return {
+            "app": APP_NAME,
+            "created": self.created,
+            "library_id": self.id,
+            "output": {"path": str(out.resolve() if out.is_absolute() else out),
+                       "format": "wav" if self.is_imported else "wav16",
+                       "sample_rate": self.sample_rate, "samples": self.samples,
+                       "channels": CHANNELS,
+                       "seconds": round(self.samples / max(self.sample_rate, 1), 6)},
+            "request": {
+                "prompt": self.prompt, "negative_prompt": self.negative_prompt,
+                "model": self.model, "model_label": _model_label(self.model),
+                "decoder": self.decoder, "precision": self.precision, "seconds": self.seconds,
+                "steps": self.steps, "seed": self.seed, "seed_was_random": self.seed_was_random,
+                "cfg": self.cfg, "apg": self.apg,
+                "init_audio": {"path": self.init_source, "library_id": self.parent_id}
+                if (self.init_source or self.parent_id is not None) else None,
+                "init_noise_level": self.init_noise_level,
+                "inpaint_spans": [list(span) for span in self.inpaint_spans],
+                "limiter_ceiling": self.limiter_ceiling, "mode": self.mode,
+                "backend": self.requested_backend,
+            },
+            "seed": self.seed,
+            "backend": self.backend,
+            "decoder_tier": self.decoder_tier,
+            "model_files": self.engine_files,
+            "timings_ms": self.timings_ms,
+            "warnings": self.warnings,
+            "library": {"id": self.id, "name": self.name, "parent_id": self.parent_id,
+                        "rating": self.rating, "favourite": self.favourite, "tags": self.tags,
+                        "notes": self.notes, "content_sha256": self.content_sha256},
+        }
+
+
+def _model_label(key: str) -> str:
+    if key == IMPORTED:
+        return "Imported audio"
+    try:
+        from engines.catalog import get_model_set
+
+        return get_model_set(key).label
+    except StudioError:
+        return key
+
+
+def _model_label(key: str) -> str:
+    if key == IMPORTED:
+        return "Imported audio"
+    try:
+        from engines.catalog import get_model_set
+
+        return get_model_set(key).label
+    except StudioError:
+        return key
+
+
+def _json_list(text: str | None) -> list:
+    value = json.loads(text) if text else []
+    return value if isinstance(value, list) else []
+
+
+def _json_dict(text: str | None) -> dict:
+    value = json.loads(text) if text else {}
+    return value if isinstance(value, dict) else {}
+
+
+def normalize_tags(tags: Iterable[str] | str) -> list[str]:
+    """Tags as the library stores them: trimmed, single-spaced, no empties or repeats (any case);
+    a string is split at commas."""
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    result: list[str] = []
+    seen: set[str] = set()
+    for tag in tags:
+        if not isinstance(tag, str):
+            raise LibraryError(f"Tag {tag!r} is not text; give tags as words or short phrases.")
+        clean = " ".join(tag.split())
+        if clean and clean.lower() not in seen:
+            seen.add(clean.lower())
+            result.append(clean)
+    return result
+
+
+def record_from_row(row: sqlite3.Row, audio_dir: Path, trash_dir: Path) -> TakeRecord:
+    """A TakeRecord from a `takes` row; the audio lies in trash/ while the take is deleted."""
+    folder = trash_dir if row["deleted"] else audio_dir
+    return TakeRecord(
+        id=row["id"], created=row["created"], name=row["name"], prompt=row["prompt"],
+        negative_prompt=row["negative_prompt"], model=row["model"], decoder=row["decoder"],
+        precision=row["precision"], seconds=row["seconds"], steps=row["steps"],
+        seed=row["seed"], cfg=row["cfg"], apg=row["apg"],
+        init_noise_level=row["init_noise_level"],
+        inpaint_spans=[(float(a), float(b)) for a, b in _json_list(row["inpaint_spans"])],
+        limiter_ceiling=row["limiter_ceiling"], mode=row["mode"], backend=row["backend"],
+        timings_ms=_json_dict(row["timings_ms"]),
+        engine_files=_json_list(row["engine_files"]), audio_path=folder / row["audio_file"],
+        parent_id=row["parent_id"], init_source=row["init_source"], rating=row["rating"],
+        favourite=bool(row["favourite"]), tags=_json_list(row["tags"]), notes=row["notes"],
+        sample_rate=row["sample_rate"], samples=row["samples"], deleted=bool(row["deleted"]),
+        seed_was_random=bool(row["seed_was_random"]),
+        requested_backend=row["requested_backend"], decoder_tier=row["decoder_tier"],
+        warnings=_json_list(row["warnings"]), content_sha256=row["content_sha256"],
+    )

@@ -1,0 +1,235 @@
+"""The library's SQLite schema, its version (PRAGMA user_version) and the migrations between them.
+
+Version 1 (the first release) kept one row per take with the request, timings, engine files
+(path and size, no hash) and an absolute audio path; it had no names, tags, notes, favourites,
+text search or hash cache. Version 2 adds those, stores the audio file relative to the library
+folder (so a moved data folder still works) and records a content hash of every take's samples.
+Every migration runs inside one transaction: it completes or leaves the old version untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 2
+
+# Kept verbatim: tests build a version 1 database from it by hand and migrate it.
+SCHEMA_V1 = """
+CREATE TABLE takes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    negative_prompt TEXT NOT NULL,
+    model TEXT NOT NULL,
+    decoder TEXT NOT NULL,
+    precision TEXT NOT NULL,
+    seconds REAL NOT NULL,
+    steps INTEGER NOT NULL,
+    seed INTEGER NOT NULL,
+    cfg REAL NOT NULL,
+    apg REAL NOT NULL,
+    init_noise_level REAL,
+    inpaint_spans TEXT NOT NULL,
+    limiter_ceiling REAL NOT NULL,
+    mode TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    timings_ms TEXT NOT NULL,
+    engine_files TEXT NOT NULL,
+    audio_path TEXT NOT NULL,
+    parent_id INTEGER,
+    init_source TEXT,
+    rating INTEGER NOT NULL DEFAULT 0,
+    sample_rate INTEGER NOT NULL,
+    samples INTEGER NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX takes_created ON takes(created);
+"""
+
+_TAKES_V2 = """
+CREATE TABLE takes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    created TEXT NOT NULL,
+    name TEXT NOT NULL DEFAULT '',
+    prompt TEXT NOT NULL,
+    negative_prompt TEXT NOT NULL DEFAULT '',
+    model TEXT NOT NULL,
+    decoder TEXT NOT NULL DEFAULT '',
+    precision TEXT NOT NULL DEFAULT '',
+    seconds REAL NOT NULL,
+    steps INTEGER NOT NULL DEFAULT 0,
+    seed INTEGER NOT NULL DEFAULT 0,
+    seed_was_random INTEGER NOT NULL DEFAULT 0,
+    cfg REAL NOT NULL DEFAULT 1.0,
+    apg REAL NOT NULL DEFAULT 1.0,
+    init_noise_level REAL,
+    inpaint_spans TEXT NOT NULL DEFAULT '[]',
+    limiter_ceiling REAL NOT NULL DEFAULT 0.977,
+    mode TEXT NOT NULL,
+    backend TEXT NOT NULL DEFAULT '',
+    requested_backend TEXT NOT NULL DEFAULT 'auto',
+    decoder_tier TEXT NOT NULL DEFAULT '',
+    timings_ms TEXT NOT NULL DEFAULT '{}',
+    engine_files TEXT NOT NULL DEFAULT '[]',
+    warnings TEXT NOT NULL DEFAULT '[]',
+    audio_file TEXT NOT NULL,
+    content_sha256 TEXT NOT NULL DEFAULT '',
+    parent_id INTEGER REFERENCES takes(id),
+    init_source TEXT,
+    rating INTEGER NOT NULL DEFAULT 0 CHECK (rating BETWEEN 0 AND 5),
+    favourite INTEGER NOT NULL DEFAULT 0,
+    tags TEXT NOT NULL DEFAULT '[]',
+    notes TEXT NOT NULL DEFAULT '',
+    sample_rate INTEGER NOT NULL,
+    samples INTEGER NOT NULL,
+    deleted INTEGER NOT NULL DEFAULT 0,
+    search_text TEXT NOT NULL DEFAULT ''
+)
+"""
+
+_INDEXES_V2 = """
+CREATE INDEX IF NOT EXISTS takes_created ON takes(deleted, created);
+CREATE INDEX IF NOT EXISTS takes_rating ON takes(deleted, rating, created);
+CREATE INDEX IF NOT EXISTS takes_model ON takes(model, created);
+CREATE INDEX IF NOT EXISTS takes_favourite ON takes(favourite, created);
+CREATE INDEX IF NOT EXISTS takes_content ON takes(content_sha256);
+CREATE INDEX IF NOT EXISTS takes_parent ON takes(parent_id);
+CREATE TABLE IF NOT EXISTS file_hashes (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+FTS_TABLE = "takes_fts"
+_FTS_DDL = f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(search_text, " \
+           "tokenize='trigram')"
+
+_fts_available: bool | None = None
+
+
+def fts_available() -> bool:
+    """Whether this sqlite3 has FTS5 with the trigram tokenizer (SQLite 3.34+)."""
+    global _fts_available
+    if _fts_available is None:
+        probe = sqlite3.connect(":memory:")
+        try:
+            probe.execute(_FTS_DDL)
+            _fts_available = True
+        except sqlite3.DatabaseError:
+            _fts_available = False
+        finally:
+            probe.close()
+    return _fts_available
+
+
+def search_text(prompt: str, name: str, tags: list[str], notes: str,
+                init_source: str | None) -> str:
+    """What a library search looks through, lower case (LIKE's case folding is ASCII only)."""
+    source = Path(init_source).name if init_source else ""
+    return "\n".join(part for part in (prompt, name, " ".join(tags), notes, source)
+                     if part).lower()
+
+
+def create_fresh(conn: sqlite3.Connection) -> None:
+    """A new, empty library at SCHEMA_VERSION (inside the caller's transaction)."""
+    conn.execute(_TAKES_V2)
+    _run_script(conn, _INDEXES_V2)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _run_script(conn: sqlite3.Connection, script: str) -> None:
+    # executescript() would COMMIT the open transaction first; run statement by statement.
+    for statement in script.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def migrate(conn: sqlite3.Connection, root: Path) -> int:
+    """Bring an open library up to SCHEMA_VERSION; returns the version it had.
+
+    The caller holds a write transaction; the caller commits.
+    """
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == 0:
+        tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'takes'")
+        if tables.fetchone()[0] == 0:
+            create_fresh(conn)
+            return 0
+        version = 1  # a version 1 file written before user_version was set
+    if version == 1:
+        _migrate_1_to_2(conn, root)
+    return version
+
+
+def _migrate_1_to_2(conn: sqlite3.Connection, root: Path) -> None:
+    log.info("Migrating the library database in %s from schema 1 to 2", root)
+    old_rows = conn.execute("SELECT * FROM takes ORDER BY id").fetchall()
+    columns = [d[0] for d in conn.execute("SELECT * FROM takes LIMIT 0").description]
+    sequence = conn.execute(
+        "SELECT seq FROM sqlite_sequence WHERE name = 'takes'").fetchone()
+    conn.execute("ALTER TABLE takes RENAME TO takes_v1")
+    conn.execute("DROP INDEX IF EXISTS takes_created")
+    conn.execute(_TAKES_V2)
+    for values in old_rows:
+        old = dict(zip(columns, values, strict=True))
+        engine_files = [{**entry, "sha256": entry.get("sha256")}
+                        for entry in json.loads(old["engine_files"] or "[]")]
+        new = {key: old[key] for key in (
+            "id", "created", "prompt", "negative_prompt", "model", "decoder", "precision",
+            "seconds", "steps", "seed", "cfg", "apg", "init_noise_level", "inpaint_spans",
+            "limiter_ceiling", "mode", "backend", "timings_ms", "parent_id", "init_source",
+            "rating", "sample_rate", "samples", "deleted")}
+        new["rating"] = min(max(int(new["rating"] or 0), 0), 5)
+        new["engine_files"] = json.dumps(engine_files)
+        new["audio_file"] = relative_audio_name(root, Path(old["audio_path"]))
+        new["search_text"] = search_text(old["prompt"], "", [], "", old["init_source"])
+        names = ", ".join(new)
+        marks = ", ".join("?" for _ in new)
+        conn.execute(f"INSERT INTO takes ({names}) VALUES ({marks})", tuple(new.values()))
+    conn.execute("DROP TABLE takes_v1")
+    if sequence is not None:
+        conn.execute("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'takes'",
+                     (sequence[0],))
+    _run_script(conn, _INDEXES_V2)
+    conn.execute("PRAGMA user_version = 2")
+
+
+def relative_audio_name(root: Path, path: Path) -> str:
+    """The audio_file value for `path`: its name when it lies in audio/ or trash/ (the deleted
+    flag says which), else the absolute path as it was."""
+    if path.parent in (root / "audio", root / "trash"):
+        return path.name
+    return str(path)
+
+
+def ensure_fts(conn: sqlite3.Connection) -> bool:
+    """Create or repair the text index if this sqlite3 can; returns whether searches may use it.
+
+    The index is derived data kept in step by ClipLibrary's own writes (no triggers, so a
+    sqlite3 without FTS5 can still write the library). A library written while the index could
+    not be maintained is marked stale and rebuilt on the next open that can.
+    """
+    exists = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = ?",
+                          (FTS_TABLE,)).fetchone()[0] > 0
+    if not fts_available():
+        if exists:
+            conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts_stale', '1')")
+        return False
+    conn.execute(_FTS_DDL)
+    stale = conn.execute("SELECT value FROM meta WHERE key = 'fts_stale'").fetchone()
+    indexed = conn.execute(f"SELECT count(*) FROM {FTS_TABLE}").fetchone()[0]
+    rows = conn.execute("SELECT count(*) FROM takes").fetchone()[0]
+    if not exists or stale is not None or indexed != rows:
+        conn.execute(f"DELETE FROM {FTS_TABLE}")
+        conn.execute(f"INSERT INTO {FTS_TABLE} (rowid, search_text) "
+                     "SELECT id, search_text FROM takes")
+        conn.execute("DELETE FROM meta WHERE key = 'fts_stale'")
+    return True
