@@ -61,7 +61,7 @@ class StudioController(QObject):
         self.player = player if player is not None else self._make_player()
         from app.displaydata import for_result
 
-        self.worker = GpuWorker(make_generator, for_result)
+        self.worker = GpuWorker(make_generator, for_result, self._open_library)
         self.host = WorkerHost(self.worker, self) if start_worker else None
         self._connect()
         self._fill_models()
@@ -313,8 +313,13 @@ class StudioController(QObject):
 
     def _submit(self, requests: list[GenerationRequest], replace_id: int | None = None) -> None:
         self.batch_id += 1
+        parent = self.init_take.library_id if self.init_take is not None else None
+        source = None
+        if self.init_take is not None and self.init_take.init_path is not None:
+            source = str(self.init_take.init_path)
         jobs = [Job(request=r, index=i, total=len(requests), label=r.prompt,
-                    replace_id=replace_id) for i, r in enumerate(requests)]
+                    replace_id=replace_id, parent_id=parent, init_source=source)
+                for i, r in enumerate(requests)]
         self.running = True
         self.last_request = requests[0]
         self._set_busy(True)
@@ -348,7 +353,11 @@ class StudioController(QObject):
         init_path = self.init_take.init_path if self.init_take is not None else None
         take = Take(prompt=req.prompt, pcm=result.pcm, seed=result.seed, model=req.model,
                     result=result, init_path=init_path, display=finished.display)
-        take.library_id = self._record(take, finished.job)
+        take.library_id = finished.library_id
+        if finished.library_error:
+            self.error(f"The take is in the session but not in the library: "
+                       f"{finished.library_error}")
+        self.refresh_library()
         self.add_take(take, select=True)
         self.w.seed_edit.setText(str(result.seed))
         self.w.seed_used_label.setText(f"Seed used: {result.seed}")
@@ -660,22 +669,6 @@ class StudioController(QObject):
             panel.model_filter.addItem(key, key)
         panel.model_filter.addItem("imported", "imported")
 
-    def _record(self, take: Take, job: Job) -> int | None:
-        """Keep the take in the library (the one store); returns its row id."""
-        parent = self.init_take.library_id if self.init_take is not None else None
-        source = str(self.init_take.init_path) if self.init_take and self.init_take.init_path \
-            else None
-        try:
-            if job.replace_id is not None:
-                record = self.library.replace_audio(job.replace_id, take.result)
-            else:
-                record = self.library.add(take.result, parent_id=parent, init_source=source)
-        except StudioError as exc:
-            self.error(f"The take is in the session but not in the library: {exc}")
-            return None
-        self.refresh_library()
-        return record.id
-
     def refresh_library(self, *_args) -> None:
         panel = self.w.library_panel
         query = panel.query()
@@ -806,8 +799,11 @@ class StudioController(QObject):
             self.status("A generation is already running; wait for it or press Cancel.")
             return
         self.restore_settings(record)
-        init = self.init_take.float_audio() if self.init_take is not None else None
-        request = record.request(init_audio=init)
+        try:
+            request = self.library.regeneration_request(record.id)
+        except StudioError as exc:
+            self.error(str(exc))
+            return
         self._submit([request], replace_id=record.id if record.missing else None)
 
     def delete_selected(self) -> None:

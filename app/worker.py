@@ -31,6 +31,8 @@ class Job:
     total: int = 1
     label: str = ""
     replace_id: int | None = None  # library row whose missing audio this take restores
+    parent_id: int | None = None  # library row of the init audio (lineage)
+    init_source: str | None = None  # the init audio's original file, if imported
 
 
 @dataclass
@@ -47,6 +49,8 @@ class Finished:
     job: Job
     result: object  # engines.backends.base.GenerationResult
     display: dict  # precomputed view data (see app.displaydata)
+    library_id: int | None = None  # its row in the sound library
+    library_error: str | None = None
 
 
 class GpuWorker(QObject):
@@ -57,11 +61,14 @@ class GpuWorker(QObject):
     batchDone = Signal(int)
 
     def __init__(self, make_generator: Callable[[], object],
-                 make_display: Callable[[object], dict] | None = None) -> None:
+                 make_display: Callable[[object], dict] | None = None,
+                 make_library: Callable[[], object] | None = None) -> None:
         super().__init__()
         self._make_generator = make_generator
         self._make_display = make_display
+        self._make_library = make_library
         self._generator = None
+        self._library = None
         self.cancel_flag = threading.Event()
 
     @Slot(object)
@@ -79,7 +86,9 @@ class GpuWorker(QObject):
 
                 result = self._generator.generate(job.request, report, self.cancel_flag.is_set)
                 display = self._make_display(result) if self._make_display else {}
-                self.takeReady.emit(Finished(batch.batch_id, job, result, display))
+                finished = Finished(batch.batch_id, job, result, display)
+                self._record(job, finished)
+                self.takeReady.emit(finished)
         except CancelledError:
             self.cancelled.emit(batch.batch_id)
         except StudioError as exc:
@@ -92,6 +101,27 @@ class GpuWorker(QObject):
         finally:
             self.batchDone.emit(batch.batch_id)
 
+    def _record(self, job: Job, finished: Finished) -> None:
+        """Keep the take in the library from this thread: writing the audio and hashing new
+        engine files (seconds for a GB engine, once) never stall the window."""
+        if self._make_library is None:
+            return
+        try:
+            if self._library is None:
+                self._library = self._make_library()
+            if job.replace_id is not None:
+                record = self._library.replace_audio(job.replace_id, finished.result)
+            else:
+                record = self._library.add(finished.result, parent_id=job.parent_id,
+                                           init_source=job.init_source)
+            finished.library_id = record.id
+        except StudioError as exc:
+            log.info("library refused the take: %s", exc, exc_info=True)
+            finished.library_error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - the take itself is fine: keep it
+            log.exception("recording the take failed")
+            finished.library_error = f"{type(exc).__name__}: {exc}"
+
     @Slot()
     def shutdown(self) -> None:
         """Release engines on the thread that created them."""
@@ -101,6 +131,12 @@ class GpuWorker(QObject):
             except Exception:  # noqa: BLE001 - shutting down; log and go on
                 log.exception("closing the generator failed")
             self._generator = None
+        if self._library is not None:
+            try:
+                self._library.close()
+            except Exception:  # noqa: BLE001
+                log.exception("closing the worker's library connection failed")
+            self._library = None
 
 
 class WorkerHost(QObject):

@@ -69,15 +69,15 @@ def list_folders(folders: Iterable[Path]) -> dict[Path, set[str]]:
 
 
 def settle_files(rows: Iterable[tuple[int, str, int]], listing: dict[Path, set[str]],
-                 audio_dir: Path, trash_dir: Path) -> set[tuple[Path, str]]:
-    """Move each row's file to the folder its deleted flag names; returns the (folder, name)
-    pairs that rows claim."""
-    claimed: set[tuple[Path, str]] = set()
+                 audio_dir: Path, trash_dir: Path) -> dict[Path, set[str]]:
+    """Move each row's file to the folder its deleted flag names; returns the names rows claim
+    in each folder."""
+    claimed: dict[Path, set[str]] = {audio_dir: set(), trash_dir: set()}
     for take_id, name, deleted in rows:
         if os.sep in name or "/" in name:
             continue  # an absolute path kept from an old library; left where it is
         want, other = (trash_dir, audio_dir) if deleted else (audio_dir, trash_dir)
-        claimed.add((want, name))
+        claimed[want].add(name)
         if name in listing[want] or name not in listing[other]:
             continue
         try:
@@ -91,9 +91,10 @@ def settle_files(rows: Iterable[tuple[int, str, int]], listing: dict[Path, set[s
     return claimed
 
 
-def unclaimed(listing: dict[Path, set[str]], claimed: set[tuple[Path, str]]) -> list[Path]:
-    return [folder / name for folder, names in listing.items() for name in sorted(names)
-            if (folder, name) not in claimed and name.lower().endswith(".wav")]
+def unclaimed(listing: dict[Path, set[str]], claimed: dict[Path, set[str]]) -> list[Path]:
+    return [folder / name for folder, names in listing.items()
+            for name in sorted(names - claimed.get(folder, set()))
+            if name.lower().endswith(".wav")]
 
 
 def row_from_file(path: Path, *, deleted: bool, now: str) -> dict | None:

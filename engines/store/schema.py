@@ -99,6 +99,7 @@ CREATE INDEX IF NOT EXISTS takes_model ON takes(model, created);
 CREATE INDEX IF NOT EXISTS takes_favourite ON takes(favourite, created);
 CREATE INDEX IF NOT EXISTS takes_content ON takes(content_sha256);
 CREATE INDEX IF NOT EXISTS takes_parent ON takes(parent_id);
+CREATE INDEX IF NOT EXISTS takes_files ON takes(deleted, audio_file);
 CREATE TABLE IF NOT EXISTS file_hashes (
     path TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
