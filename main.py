@@ -3,11 +3,12 @@
 import sys
 
 ENGINE_COMMANDS = ("generate", "--list-models")
-USAGE = """usage: sa3-studio [generate FLAGS | library COMMAND | --list-models | -h]
+USAGE = """usage: sa3-studio [generate FLAGS | library CMD | models CMD | --list-models | -h]
 
   (no arguments)    open the SA3 Studio window
   generate FLAGS    render one clip without the GUI (see: generate --help)
   library COMMAND   list, show or export kept takes (see: library --help)
+  models COMMAND    list, download, build or self-test engines (see: models --help)
   --list-models     list the model sets and where their files are expected
   -h, --help        show this message"""
 
@@ -21,6 +22,10 @@ def main(argv: list[str] | None = None) -> int:
         from engines.library_cli import main as library_main
 
         return library_main(args[1:])
+    if args[:1] == ["models"]:
+        from engines.models_cli import main as models_main
+
+        return models_main(args[1:])
     if args[:1] and args[0] in ENGINE_COMMANDS:
         from engines.cli import main as cli_main
 

@@ -22,7 +22,7 @@ from app.main_window import NEGATIVE_OFF_HELP, STRENGTH_HELP, MainWindow
 from app.takes import Take
 from app.worker import Batch, Finished, GpuWorker, Job, WorkerHost
 from engines import paths
-from engines.catalog import MODEL_SETS, Catalog, get_model_set
+from engines.catalog import MODEL_SETS, get_model_set
 from engines.errors import StudioError
 from engines.request import GenerationRequest, validate_request
 
@@ -40,8 +40,9 @@ SAVE_FILTERS = {"WAV 16-bit (*.wav)": "wav16", "WAV 24-bit (*.wav)": "wav24",
 def _make_generator():
     """Runs on the GPU worker thread (the Generator owns every engine object)."""
     from engines.generator import Generator
+    from engines.models.inventory import default_catalog
 
-    return Generator(Catalog(paths.models_dir()))
+    return Generator(default_catalog())
 
 
 class StudioController(QObject):
@@ -55,9 +56,13 @@ class StudioController(QObject):
         self.batch_id = 0
         self.running = False
         self.last_request: GenerationRequest | None = None
-        self.catalog = Catalog(paths.models_dir())
+        from engines.models.inventory import default_catalog
+
+        self.catalog = default_catalog()
         self.library = self._open_library()
         self.deleted_ids: list[int] = []
+        self.task_counter = 0
+        self.models_dialog = None
         self.player = player if player is not None else self._make_player()
         from app.displaydata import for_result
 
@@ -117,6 +122,7 @@ class StudioController(QObject):
         w.copy_action.triggered.connect(self.copy_current)
         w.open_action.triggered.connect(self.open_init_dialog)
         w.quit_action.triggered.connect(w.close)
+        w.models_action.triggered.connect(self.open_models_dialog)
         w.play_button.clicked.connect(self.toggle_play)
         w.loop_check.toggled.connect(self._loop_changed)
         w.volume_slider.valueChanged.connect(self._volume_changed)
@@ -644,6 +650,27 @@ class StudioController(QObject):
         if not self.player.playing and self.w.play_button.text() == "Pause":
             self.w.play_button.setText("Play")
 
+    # ------------------------------------------------------------------ models
+    def open_models_dialog(self):
+        from app.model_manager import ModelManagerDialog
+
+        if self.models_dialog is None:
+            self.models_dialog = ModelManagerDialog(self, self.w)
+        self.models_dialog.show()
+        self.models_dialog.raise_()
+        return self.models_dialog
+
+    def models_changed(self) -> None:
+        """New files or folders: re-read what can run here."""
+        from engines.models.inventory import default_catalog
+
+        self.catalog = default_catalog()
+        current = self.current_model()
+        self._fill_models()
+        index = self.w.model_combo.findData(current)
+        if index >= 0 and self.w.model_combo.model().item(index).isEnabled():
+            self.w.model_combo.setCurrentIndex(index)
+
     # ------------------------------------------------------------------ library
     @staticmethod
     def _open_library():
@@ -875,6 +902,8 @@ class StudioController(QObject):
         if getattr(self, "_shut_down", False):
             return
         self._shut_down = True
+        if self.models_dialog is not None:
+            self.models_dialog.done(0)
         self.timer.stop()
         if self.host is not None:
             self.host.stop()

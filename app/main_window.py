@@ -286,6 +286,8 @@ class MainWindow(QMainWindow):
         file_menu.addSeparator()
         self.quit_action = file_menu.addAction("&Quit")
         self.quit_action.setShortcut("Ctrl+Q")
+        models_menu = self.menuBar().addMenu("&Models")
+        self.models_action = models_menu.addAction("&Manage models...")
         take_menu = self.menuBar().addMenu("&Take")
         self.use_init_action = take_menu.addAction("Use as &init")
         self.rename_action = take_menu.addAction("&Rename")

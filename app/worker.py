@@ -53,8 +53,20 @@ class Finished:
     library_error: str | None = None
 
 
+@dataclass
+class Task:
+    """Other GPU work (engine builds, the self-test): fn(report, cancel_event) -> result."""
+
+    task_id: int
+    fn: Callable
+    label: str = ""
+
+
 class GpuWorker(QObject):
     progress = Signal(int, int, int, str, int, int)  # batch, index, total, stage, done, steps
+    taskProgress = Signal(int, str)  # task, one line
+    taskDone = Signal(int, object)
+    taskFailed = Signal(int, str)
     takeReady = Signal(object)  # Finished
     failed = Signal(int, str)  # batch, one-sentence message
     cancelled = Signal(int)
@@ -101,6 +113,26 @@ class GpuWorker(QObject):
         finally:
             self.batchDone.emit(batch.batch_id)
 
+    @Slot(object)
+    def run_task(self, task: Task) -> None:
+        """Engine builds and the self-test also run here: CUDA/TensorRT objects live on this
+        thread only."""
+        try:
+            result = task.fn(lambda text: self.taskProgress.emit(task.task_id, str(text)),
+                             self.cancel_flag)
+        except CancelledError:
+            self.taskFailed.emit(task.task_id, "Cancelled; nothing incomplete was kept.")
+        except StudioError as exc:
+            log.info("task refused: %s", exc, exc_info=True)
+            self.taskFailed.emit(task.task_id, str(exc))
+        except Exception as exc:  # noqa: BLE001 - one sentence for the user, details in the log
+            log.info("task failed", exc_info=True)
+            self.taskFailed.emit(task.task_id, f"{task.label or 'The task'} failed unexpectedly "
+                                               f"({type(exc).__name__}: {exc}); details are in "
+                                               f"the log file.")
+        else:
+            self.taskDone.emit(task.task_id, result)
+
     def _record(self, job: Job, finished: Finished) -> None:
         """Keep the take in the library from this thread: writing the audio and hashing new
         engine files (seconds for a GB engine, once) never stall the window."""
@@ -143,6 +175,7 @@ class WorkerHost(QObject):
     """Owns the QThread; `submit(batch)` queues work, `stop()` shuts down cleanly."""
 
     submitted = Signal(object)
+    taskSubmitted = Signal(object)
     shutdownRequested = Signal()
 
     def __init__(self, worker: GpuWorker, parent: QObject | None = None) -> None:
@@ -152,12 +185,17 @@ class WorkerHost(QObject):
         self.thread.setObjectName("gpuWorkerThread")
         worker.moveToThread(self.thread)
         self.submitted.connect(worker.run_batch)
+        self.taskSubmitted.connect(worker.run_task)
         self.shutdownRequested.connect(worker.shutdown)
         self.thread.start()
 
     def submit(self, batch: Batch) -> None:
         self.worker.cancel_flag.clear()
         self.submitted.emit(batch)
+
+    def submit_task(self, task: Task) -> None:
+        self.worker.cancel_flag.clear()
+        self.taskSubmitted.emit(task)
 
     def cancel(self) -> None:
         self.worker.cancel_flag.set()

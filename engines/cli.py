@@ -96,13 +96,12 @@ def _check_output(out: Path | None, fmt: str | None) -> str:
 
 
 def _catalog(models_dir: Path | None):
-    from engines.catalog import Catalog
-    from engines.paths import models_dir as default_models_dir
+    from engines.models.inventory import default_catalog
 
     if models_dir is not None and not models_dir.is_dir():
         raise UsageError(f"--models-dir '{models_dir}' is not a folder; give an existing "
                          f"models folder.")
-    return Catalog(models_dir or default_models_dir())
+    return default_catalog(models_dir)
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -213,8 +212,8 @@ def main(argv: list[str]) -> int:
         bad_input = not _is_runtime_failure(exc)
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT if bad_input else EXIT_FAILED
-    except Exception as exc:  # a bug: the user gets one line, the log gets the traceback
-        log.exception("generate failed")
+    except Exception as exc:  # a bug: the user gets one line, the log file the traceback
+        log.info("generate failed", exc_info=True)
         from engines.paths import logs_dir
 
         print(f"error: generation failed unexpectedly ({type(exc).__name__}: {exc}); details "

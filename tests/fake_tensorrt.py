@@ -7,6 +7,9 @@ every call so a test can assert what reached "TensorRT" and what did not.
 The fake engine file is JSON (see `make_engine_bytes`): the I/O table, profile 0, the device
 memory size, the arch and TensorRT version it was "built" for, and rules that derive dynamic
 output dims from input dims.
+
+The builder side (Builder, OnnxParser, IBuilderConfig, ...) parses real ONNX graphs through the
+onnx package and "builds" that plan format, so an engine built here loads through Runtime.
 """
 
 from __future__ import annotations
@@ -33,6 +36,11 @@ class _State:
         self.runtimes: list[Runtime] = []
         self.engines: list[ICudaEngine] = []
         self.contexts: list[IExecutionContext] = []
+        self.builders: list[Builder] = []
+        self.networks: list[INetworkDefinition] = []
+        self.parsers: list[OnnxParser] = []
+        self.configs: list[IBuilderConfig] = []
+        self.builds: list[dict] = []  # {"network", "config", "result"} per build call
 
 
 STATE = _State()
@@ -473,6 +481,639 @@ class IExecutionContext:
         return True
 
 
+# ---- the builder side ---------------------------------------------------------------------------
+# Builder, network, ONNX parser, builder config, optimization profiles, timing cache and progress
+# monitor of TensorRT 10. The parser reads real ONNX files (graph only, through the onnx package)
+# and the build writes a plan in the `make_engine_bytes` format, so a built engine loads through
+# Runtime above. Every object is recorded in STATE for tests.
+
+FAIL_BUILD: str | None = None  # when set, a build logs it as its error and returns None
+BUILD_STEPS = 4  # steps of the fake "tactic timing" phase, one step_complete call each
+
+_TIMING_MAGIC = "FAKE-TRT-TIMING"
+_ONNX_FIRST_BYTE = b"\x08"  # field 1 (ir_version, varint): every serialized ModelProto starts so
+_PRECISION_FLAGS = ("FP16", "BF16", "INT8", "FP8", "INT4", "FP4")
+
+
+class BuilderFlag(enum.IntEnum):
+    FP16 = 0
+    INT8 = 1
+    DEBUG = 2
+    GPU_FALLBACK = 3
+    REFIT = 4
+    DISABLE_TIMING_CACHE = 5
+    TF32 = 6
+    SPARSE_WEIGHTS = 7
+    SAFETY_SCOPE = 8
+    OBEY_PRECISION_CONSTRAINTS = 9
+    PREFER_PRECISION_CONSTRAINTS = 10
+    DIRECT_IO = 11
+    REJECT_EMPTY_ALGORITHMS = 12
+    VERSION_COMPATIBLE = 13
+    EXCLUDE_LEAN_RUNTIME = 14
+    FP8 = 15
+    ERROR_ON_TIMING_CACHE_MISS = 16
+    BF16 = 17
+    DISABLE_COMPILATION_CACHE = 18
+    STRIP_PLAN = 19
+    REFIT_IDENTICAL = 20
+    WEIGHT_STREAMING = 21
+    INT4 = 22
+    REFIT_INDIVIDUAL = 23
+    STRICT_NANS = 24
+    MONITOR_MEMORY = 25
+    FP4 = 26
+    EDITABLE_TIMING_CACHE = 27
+
+
+class NetworkDefinitionCreationFlag(enum.IntEnum):
+    """Bit positions: create_network takes `1 << int(flag)`, as in TensorRT."""
+
+    EXPLICIT_BATCH = 0  # deprecated and ignored in TensorRT 10
+    STRONGLY_TYPED = 1
+    PREFER_JIT_PYTHON_PLUGINS = 2
+    PREFER_AOT_PYTHON_PLUGINS = 3
+
+
+class MemoryPoolType(enum.IntEnum):
+    WORKSPACE = 0
+    DLA_MANAGED_SRAM = 1
+    DLA_LOCAL_DRAM = 2
+    DLA_GLOBAL_DRAM = 3
+    TACTIC_DRAM = 4
+    TACTIC_SHARED_MEMORY = 5
+
+
+class ErrorCode(enum.Enum):
+    SUCCESS = 0
+    INTERNAL_ERROR = 1
+    MEM_ALLOC_FAILED = 2
+    MODEL_DESERIALIZE_FAILED = 3
+    INVALID_VALUE = 4
+    INVALID_GRAPH = 5
+    INVALID_NODE = 6
+    UNSUPPORTED_GRAPH = 7
+    UNSUPPORTED_NODE = 8
+    UNSUPPORTED_NODE_ATTR = 9
+    UNSUPPORTED_NODE_INPUT = 10
+    UNSUPPORTED_NODE_DATATYPE = 11
+    UNSUPPORTED_NODE_DYNAMIC = 12
+    UNSUPPORTED_NODE_SHAPE = 13
+    REFIT_FAILED = 14
+
+
+class IHostMemory(bytes):
+    """Serialized data TensorRT hands back (a plan, a timing cache): a buffer, like the binding."""
+
+    @property
+    def nbytes(self) -> int:
+        return len(self)
+
+    @property
+    def dtype(self) -> DataType:
+        return DataType.UINT8
+
+
+class ITensor:
+    def __init__(self, name: str, dtype: DataType, shape: tuple[int, ...], is_input: bool,
+                 rule: dict | None = None) -> None:
+        self.name = name
+        self.dtype = dtype
+        self._shape = shape
+        self.is_network_input = is_input
+        self.is_network_output = not is_input
+        self.is_shape_tensor = False
+        self.rule = rule or {}
+
+    @property
+    def shape(self) -> Dims:
+        return Dims(self._shape)
+
+
+class INetworkDefinition:
+    def __init__(self, builder: Builder, flags: int) -> None:
+        self.builder = builder
+        self.flags = flags
+        self.name = "Unnamed Network 0"
+        self._inputs: list[ITensor] = []
+        self._outputs: list[ITensor] = []
+        self.num_layers = 0
+        self.plugin_nodes: list[str] = []
+
+    def get_flag(self, flag: NetworkDefinitionCreationFlag) -> bool:
+        return bool(self.flags & (1 << int(flag)))
+
+    @property
+    def strongly_typed(self) -> bool:  # a fake-only shortcut for tests
+        return self.get_flag(NetworkDefinitionCreationFlag.STRONGLY_TYPED)
+
+    @property
+    def num_inputs(self) -> int:
+        return len(self._inputs)
+
+    @property
+    def num_outputs(self) -> int:
+        return len(self._outputs)
+
+    def get_input(self, index: int) -> ITensor | None:
+        return self._inputs[index] if 0 <= index < len(self._inputs) else None
+
+    def get_output(self, index: int) -> ITensor | None:
+        return self._outputs[index] if 0 <= index < len(self._outputs) else None
+
+
+class ParserError:
+    def __init__(self, code: ErrorCode, desc: str, node: int = -1, node_name: str = "",
+                 node_operator: str = "", func: str = "parseFromFile") -> None:
+        self._code, self._desc, self._node = code, desc, node
+        self._node_name, self._node_operator, self._func = node_name, node_operator, func
+
+    def code(self) -> ErrorCode:
+        return self._code
+
+    def desc(self) -> str:
+        return self._desc
+
+    def file(self) -> str:
+        return "ModelImporter.cpp"
+
+    def line(self) -> int:
+        return 0
+
+    def func(self) -> str:
+        return self._func
+
+    def node(self) -> int:
+        return self._node
+
+    def node_name(self) -> str:
+        return self._node_name
+
+    def node_operator(self) -> str:
+        return self._node_operator
+
+    def __str__(self) -> str:
+        return f"In node {self._node} ({self._func}): {self._code.name}: {self._desc}"
+
+
+# ONNX TensorProto element type -> DataType; others make the parser fail, as TensorRT's does.
+_ONNX_DTYPES = {1: DataType.FLOAT, 10: DataType.HALF, 16: DataType.BF16, 7: DataType.INT64,
+                6: DataType.INT32, 3: DataType.INT8, 2: DataType.UINT8, 9: DataType.BOOL,
+                17: DataType.FP8}
+_ONNX_DOMAINS = ("", "ai.onnx")
+RULES_METADATA_KEY = "fake_trt.rules"
+"""ONNX metadata_props key of a JSON {output: {dim: [input, input dim, mul, div]}} that tells the
+fake how a dynamic output dim follows the inputs when the symbols differ (pcm N = L * 4096)."""
+
+
+class OnnxParser:
+    def __init__(self, network: INetworkDefinition, logger: ILogger) -> None:
+        if not isinstance(network, INetworkDefinition):
+            raise TypeError("__init__(): incompatible constructor arguments: network")
+        _check_logger(logger)
+        self.network = network
+        self.logger = logger
+        self._errors: list[ParserError] = []
+        self.parsed: list[str] = []  # what parse_from_file / parse was given
+        STATE.parsers.append(self)
+
+    @property
+    def num_errors(self) -> int:
+        return len(self._errors)
+
+    def get_error(self, index: int) -> ParserError | None:
+        return self._errors[index] if 0 <= index < len(self._errors) else None
+
+    def clear_errors(self) -> None:
+        self._errors.clear()
+
+    def _fail(self, error: ParserError) -> bool:
+        self._errors.append(error)
+        self.logger.log(ILogger.ERROR, f"ModelImporter.cpp:0: {error}")
+        return False
+
+    def parse_from_file(self, model: str) -> bool:
+        if not isinstance(model, str):
+            raise TypeError("parse_from_file(): incompatible function arguments")
+        self.parsed.append(model)
+        try:
+            with open(model, "rb") as handle:
+                data = handle.read()
+        except OSError:
+            return self._fail(ParserError(ErrorCode.MODEL_DESERIALIZE_FAILED,
+                                          f"Failed to open file: {model}"))
+        return self._parse(data, "parseFromFile")
+
+    def parse(self, model: Any, path: str | None = None) -> bool:
+        if isinstance(model, str):
+            raise TypeError("parse(): incompatible function arguments")
+        self.parsed.append(path or "<buffer>")
+        return self._parse(bytes(memoryview(model)), "parse")
+
+    def _parse(self, data: bytes, func: str) -> bool:
+        import onnx
+
+        model = None
+        if data[:1] == _ONNX_FIRST_BYTE:
+            try:
+                model = onnx.load_model_from_string(data)
+            except Exception:  # DecodeError and friends: not a ModelProto
+                model = None
+        if model is None or not model.HasField("graph"):
+            return self._fail(ParserError(ErrorCode.MODEL_DESERIALIZE_FAILED,
+                                          "Failed to parse ONNX model. Please check that the "
+                                          "file is a valid ONNX model.", func=func))
+        graph = model.graph
+        local = {(f.domain, f.name) for f in model.functions}
+        for index, node in enumerate(graph.node):
+            if node.domain in _ONNX_DOMAINS or (node.domain, node.op_type) in local:
+                continue
+            if node.op_type in sys.modules[__name__].PLUGINS_REGISTERED:
+                self.network.plugin_nodes.append(node.op_type)
+                continue
+            return self._fail(ParserError(
+                ErrorCode.UNSUPPORTED_NODE,
+                f"No importer registered for op: {node.op_type}. Attempting to import as plugin. "
+                f"Plugin not found: {node.op_type}, version: 1, namespace: {node.domain}.",
+                node=index, node_name=node.name, node_operator=node.op_type, func=func))
+        rules = {}
+        for prop in model.metadata_props:
+            if prop.key == RULES_METADATA_KEY:
+                rules = json.loads(prop.value)
+        initializers = {init.name for init in graph.initializer}
+        symbols: dict[str, tuple[str, int]] = {}
+        inputs: list[ITensor] = []
+        for value in graph.input:
+            if value.name in initializers:
+                continue
+            tensor = self._tensor(value, True, func, symbols, {})
+            if tensor is None:
+                return False
+            inputs.append(tensor)
+        outputs: list[ITensor] = []
+        for value in graph.output:
+            tensor = self._tensor(value, False, func, symbols, rules.get(value.name, {}))
+            if tensor is None:
+                return False
+            outputs.append(tensor)
+        self.network._inputs, self.network._outputs = inputs, outputs
+        self.network.num_layers = len(graph.node)
+        self.network.name = graph.name or self.network.name
+        return True
+
+    def _tensor(self, value: Any, is_input: bool, func: str, symbols: dict,
+                rules: dict) -> ITensor | None:
+        kind = value.type.tensor_type
+        dtype = _ONNX_DTYPES.get(kind.elem_type)
+        if dtype is None:
+            self._fail(ParserError(ErrorCode.UNSUPPORTED_GRAPH, f"{value.name}: ONNX element "
+                                   f"type {kind.elem_type} is not supported.", func=func))
+            return None
+        shape = []
+        rule = {str(k): v for k, v in rules.items()}
+        for axis, dim in enumerate(kind.shape.dim):
+            if dim.HasField("dim_value"):
+                shape.append(int(dim.dim_value))
+                continue
+            shape.append(-1)
+            if is_input and dim.dim_param:
+                symbols.setdefault(dim.dim_param, (value.name, axis))
+            elif not is_input and dim.dim_param in symbols and str(axis) not in rule:
+                source, source_axis = symbols[dim.dim_param]
+                rule[str(axis)] = [source, source_axis, 1, 1]
+        return ITensor(value.name, dtype, tuple(shape), is_input, rule)
+
+
+class IOptimizationProfile:
+    def __init__(self) -> None:
+        self.shapes: dict[str, tuple[tuple[int, ...], ...]] = {}
+
+    def set_shape(self, input: str, min: Any, opt: Any, max: Any) -> None:
+        low, mid, high = _dims_arg(min), _dims_arg(opt), _dims_arg(max)
+        if len(mid) != len(low) or any(o < lo for o, lo in zip(mid, low, strict=False)):
+            raise RuntimeError("Shape provided for opt is inconsistent with other shapes.")
+        if len(high) != len(mid) or any(h < o for h, o in zip(high, mid, strict=False)):
+            raise RuntimeError("Shape provided for max is inconsistent with other shapes.")
+        if any(d < 0 for d in low):
+            raise RuntimeError("Shape provided for min is inconsistent with other shapes.")
+        self.shapes[input] = (low, mid, high)
+
+    def get_shape(self, input: str) -> list[Dims]:
+        shapes = self.shapes.get(input)
+        return [Dims(s) for s in shapes] if shapes else []
+
+
+class ITimingCache:
+    def __init__(self, device: str, trt_version: str, entries: list[str],
+                 loaded_from: bytes) -> None:
+        self.device = device
+        self.trt_version = trt_version
+        self.entries = list(entries)
+        self.loaded_from = loaded_from  # the bytes create_timing_cache was given (tests)
+
+    def serialize(self) -> IHostMemory:
+        return IHostMemory(json.dumps({"magic": _TIMING_MAGIC, "device": self.device,
+                                       "trt_version": self.trt_version,
+                                       "entries": self.entries}).encode())
+
+    def combine(self, input_cache: ITimingCache, ignore_mismatch: bool) -> bool:
+        if input_cache.device != self.device and not ignore_mismatch:
+            return False
+        self.entries += [e for e in input_cache.entries if e not in self.entries]
+        return True
+
+    def reset(self) -> bool:
+        self.entries.clear()
+        return True
+
+
+class IProgressMonitor:
+    """Abstract base: subclasses must call IProgressMonitor.__init__ and override all three."""
+
+    def __init__(self) -> None:
+        self._fake_initialized = True
+
+    def phase_start(self, phase_name: str, parent_phase: str | None, num_steps: int) -> None:
+        raise RuntimeError('Tried to call pure virtual function "IProgressMonitor::phaseStart"')
+
+    def step_complete(self, phase_name: str, step: int) -> bool:
+        raise RuntimeError('Tried to call pure virtual function "IProgressMonitor::stepComplete"')
+
+    def phase_finish(self, phase_name: str) -> None:
+        raise RuntimeError('Tried to call pure virtual function "IProgressMonitor::phaseFinish"')
+
+
+class IBuilderConfig:
+    def __init__(self, builder: Builder) -> None:
+        self.builder = builder
+        self._flags = 1 << int(BuilderFlag.TF32)  # TensorRT's default
+        self.pool_limits: dict[MemoryPoolType, int] = {}
+        self.profiles: list[IOptimizationProfile] = []
+        self._timing_cache: ITimingCache | None = None
+        self.timing_cache_calls: list[tuple[ITimingCache, bool]] = []
+        self._progress_monitor: IProgressMonitor | None = None
+        self.builder_optimization_level = 3
+
+    def _error(self, msg: str) -> None:
+        self.builder.logger.log(ILogger.ERROR, msg)
+
+    # flags
+
+    @property
+    def flags(self) -> int:
+        return self._flags
+
+    @flags.setter
+    def flags(self, value: int) -> None:
+        self._flags = int(value)
+
+    def set_flag(self, flag: BuilderFlag) -> None:
+        if not isinstance(flag, BuilderFlag):
+            raise TypeError("set_flag(): incompatible function arguments")
+        self._flags |= 1 << int(flag)
+
+    def clear_flag(self, flag: BuilderFlag) -> None:
+        if not isinstance(flag, BuilderFlag):
+            raise TypeError("clear_flag(): incompatible function arguments")
+        self._flags &= ~(1 << int(flag))
+
+    def get_flag(self, flag: BuilderFlag) -> bool:
+        return bool(self._flags & (1 << int(flag)))
+
+    @property
+    def flag_names(self) -> set[str]:  # a fake-only shortcut for tests
+        return {flag.name for flag in BuilderFlag if self.get_flag(flag)}
+
+    # memory and profiles
+
+    def set_memory_pool_limit(self, pool: MemoryPoolType, pool_size: int) -> None:
+        if not isinstance(pool, MemoryPoolType) or not isinstance(pool_size, int):
+            raise TypeError("set_memory_pool_limit(): incompatible function arguments")
+        self.pool_limits[pool] = pool_size
+
+    def get_memory_pool_limit(self, pool: MemoryPoolType) -> int:
+        return self.pool_limits.get(pool, 80 << 30)
+
+    def add_optimization_profile(self, profile: IOptimizationProfile) -> int:
+        if not isinstance(profile, IOptimizationProfile):
+            raise TypeError("add_optimization_profile(): incompatible function arguments")
+        if not profile.shapes:
+            self._error("IBuilderConfig::addOptimizationProfile: Error Code 3: API Usage Error "
+                        "(Parameter check failed, condition: profile->isValid().)")
+            return -1
+        self.profiles.append(profile)
+        return len(self.profiles) - 1
+
+    @property
+    def num_optimization_profiles(self) -> int:
+        return len(self.profiles)
+
+    # timing cache
+
+    def create_timing_cache(self, serialized_timing_cache: Any) -> ITimingCache | None:
+        if isinstance(serialized_timing_cache, str):
+            raise TypeError("create_timing_cache(): incompatible function arguments")
+        data = bytes(memoryview(serialized_timing_cache))
+        module = sys.modules[__name__]
+        if not data:
+            return ITimingCache(module.FAKE_GPU_SM, module.__version__, [], data)
+        try:
+            blob = json.loads(data.decode())
+            if not isinstance(blob, dict) or blob.get("magic") != _TIMING_MAGIC:
+                raise ValueError("no magic")
+        except (UnicodeDecodeError, ValueError):
+            self._error("IBuilderConfig::createTimingCache: Error Code 3: API Usage Error "
+                        "(Parameter check failed, condition: the timing cache blob is valid.)")
+            return None
+        return ITimingCache(blob["device"], blob["trt_version"], blob["entries"], data)
+
+    def set_timing_cache(self, cache: ITimingCache, ignore_mismatch: bool) -> bool:
+        if not isinstance(cache, ITimingCache) or not isinstance(ignore_mismatch, bool):
+            raise TypeError("set_timing_cache(): incompatible function arguments")
+        self.timing_cache_calls.append((cache, ignore_mismatch))
+        if cache.device != sys.modules[__name__].FAKE_GPU_SM and not ignore_mismatch:
+            self._error("IBuilderConfig::setTimingCache: Error Code 3: API Usage Error (The "
+                        "timing cache was created on a different device.)")
+            return False
+        self._timing_cache = cache
+        return True
+
+    def get_timing_cache(self) -> ITimingCache | None:
+        return self._timing_cache
+
+    # progress
+
+    @property
+    def progress_monitor(self) -> IProgressMonitor | None:
+        return self._progress_monitor
+
+    @progress_monitor.setter
+    def progress_monitor(self, monitor: IProgressMonitor | None) -> None:
+        if monitor is not None:
+            if not isinstance(monitor, IProgressMonitor):
+                raise TypeError("progress_monitor: incompatible function arguments")
+            if not getattr(monitor, "_fake_initialized", False):
+                raise TypeError(f"{type(monitor).__name__}.__init__() must be called when "
+                                "overriding __init__")
+        self._progress_monitor = monitor
+
+
+class Builder:
+    def __init__(self, logger: ILogger) -> None:
+        _check_logger(logger)
+        self.logger = logger
+        self.max_threads = 16
+        self.builds = 0
+        STATE.builders.append(self)
+
+    @property
+    def platform_has_fast_fp16(self) -> bool:
+        return True
+
+    @property
+    def platform_has_tf32(self) -> bool:
+        return True
+
+    def _error(self, msg: str) -> None:
+        self.logger.log(ILogger.ERROR, msg)
+
+    def create_network(self, flags: int = 0) -> INetworkDefinition | None:
+        if not isinstance(flags, int) or isinstance(flags, bool):
+            raise TypeError("create_network(): incompatible function arguments")
+        if flags < 0 or flags >= 1 << len(NetworkDefinitionCreationFlag):
+            self._error("IBuilder::createNetworkV2: Error Code 3: API Usage Error (Parameter "
+                        f"check failed, condition: flags are valid NetworkDefinitionCreationFlags, "
+                        f"got {flags}.)")
+            return None
+        network = INetworkDefinition(self, flags)
+        STATE.networks.append(network)
+        return network
+
+    def create_builder_config(self) -> IBuilderConfig:
+        config = IBuilderConfig(self)
+        STATE.configs.append(config)
+        return config
+
+    def create_optimization_profile(self) -> IOptimizationProfile:
+        return IOptimizationProfile()
+
+    def build_serialized_network(self, network: INetworkDefinition,
+                                 config: IBuilderConfig) -> IHostMemory | None:
+        if not isinstance(network, INetworkDefinition) or not isinstance(config, IBuilderConfig):
+            raise TypeError("build_serialized_network(): incompatible function arguments")
+        self.builds += 1
+        record = {"network": network, "config": config, "result": None}
+        STATE.builds.append(record)
+        module = sys.modules[__name__]
+        where = "IBuilder::buildSerializedNetwork"
+        if module.FAIL_BUILD:
+            self._error(f"{where}: Error Code 2: Internal Error ({module.FAIL_BUILD})")
+            return None
+        if network.num_outputs == 0:
+            self._error(f"{where}: Error Code 4: API Usage Error (Network must have at least one "
+                        "output.)")
+            return None
+        set_precision = [n for n in _PRECISION_FLAGS if config.get_flag(BuilderFlag[n])]
+        if network.strongly_typed and set_precision:
+            self._error(f"{where}: Error Code 4: API Usage Error (Builder flags "
+                        f"{', '.join('k' + n for n in set_precision)} are not allowed with a "
+                        "strongly typed network: types come from the network.)")
+            return None
+        if config.get_flag(BuilderFlag.FP8) and int(module.FAKE_GPU_SM.removeprefix("sm_")) < 89:
+            self._error(f"{where}: Error Code 9: API Usage Error (FP8 requires compute capability "
+                        f"8.9 or newer, this device is {_compute(module.FAKE_GPU_SM)}.)")
+            return None
+        if not self._check_profiles(network, config):
+            return None
+        if not self._run_monitor(config.progress_monitor):
+            self._error(f"{where}: Error Code 2: Internal Error (Engine build was cancelled by "
+                        "the progress monitor.)")
+            return None
+        cache = config.get_timing_cache()
+        if cache is not None and not config.get_flag(BuilderFlag.DISABLE_TIMING_CACHE):
+            entry = f"{network.name}:{len(network._inputs)}x{len(network._outputs)}"
+            if entry not in cache.entries:
+                cache.entries.append(entry)
+        io = []
+        for tensor in network._inputs:
+            entry = {"name": tensor.name, "mode": "INPUT", "dtype": tensor.dtype.name,
+                     "shape": list(tensor._shape)}
+            if -1 in tensor._shape:
+                entry["profile"] = [list(s) for s in config.profiles[0].shapes[tensor.name]]
+            io.append(entry)
+        for tensor in network._outputs:
+            io.append({"name": tensor.name, "mode": "OUTPUT", "dtype": tensor.dtype.name,
+                       "shape": list(tensor._shape), "rule": tensor.rule})
+        plan = IHostMemory(make_engine_bytes(
+            io, device_memory=32 << 20, sm=module.FAKE_GPU_SM, trt_version=module.__version__,
+            plugin=bool(network.plugin_nodes), num_profiles=max(1, len(config.profiles))))
+        record["result"] = plan
+        return plan
+
+    def _check_profiles(self, network: INetworkDefinition, config: IBuilderConfig) -> bool:
+        where = "IBuilder::buildSerializedNetwork: Error Code 4: API Usage Error"
+        dynamic = [t for t in network._inputs if -1 in t._shape]
+        if dynamic and not config.profiles:
+            self._error(f"{where} (Network has dynamic or shape inputs, but no optimization "
+                        "profile has been defined.)")
+            return False
+        names = {t.name: t for t in network._inputs}
+        for index, profile in enumerate(config.profiles):
+            for name in profile.shapes:
+                if name not in names:
+                    self._error(f"{where} ({name}: profile {index} names a tensor that is not a "
+                                "network input.)")
+                    return False
+            for tensor in network._inputs:
+                shapes = profile.shapes.get(tensor.name)
+                if shapes is None:
+                    if -1 in tensor._shape:
+                        self._error(f"{where} ({tensor.name}: dynamic input is missing "
+                                    f"dimensions in profile {index}.)")
+                        return False
+                    continue
+                for shape in shapes:
+                    if len(shape) != len(tensor._shape) or any(
+                        want >= 0 and got != want
+                        for want, got in zip(tensor._shape, shape, strict=True)
+                    ):
+                        self._error(f"{where} ({tensor.name}: profile {index} dimensions "
+                                    f"{list(shape)} do not match the network dimensions "
+                                    f"{list(tensor._shape)}.)")
+                        return False
+        return True
+
+    @staticmethod
+    def _run_monitor(monitor: IProgressMonitor | None) -> bool:
+        """Drive the monitor as TensorRT does; False when step_complete asked to cancel (an
+        exception in the callback counts as a cancel, like the binding's trampoline)."""
+        if monitor is None:
+            return True
+        outer, inner = "Building engine", "Tactic timing"
+
+        def call(method: str, *args: Any) -> Any:
+            try:
+                return getattr(monitor, method)(*args)
+            except Exception as err:  # the trampoline prints and carries on
+                print(f"[ERROR] Exception caught in {method}(): {err}", file=sys.stderr)
+                return False
+
+        call("phase_start", outer, None, 2)
+        call("phase_start", inner, outer, BUILD_STEPS)
+        for step in range(BUILD_STEPS):
+            if not call("step_complete", inner, step):
+                call("phase_finish", inner)
+                call("phase_finish", outer)
+                return False
+        call("phase_finish", inner)
+        for step in range(2):
+            if not call("step_complete", outer, step):
+                call("phase_finish", outer)
+                return False
+        call("phase_finish", outer)
+        return True
+
+
 # ---- installing -----------------------------------------------------------------------------
 
 def install(monkeypatch: Any) -> types.ModuleType:
@@ -486,6 +1127,7 @@ def install(monkeypatch: Any) -> types.ModuleType:
     monkeypatch.setattr(module, "FAKE_GPU_SM", "sm_90")
     monkeypatch.setattr(module, "PLUGINS_REGISTERED", set())
     monkeypatch.setattr(module, "FAIL_ENQUEUE", False)
+    monkeypatch.setattr(module, "FAIL_BUILD", None)
     monkeypatch.setattr(module, "STATE", _State())
     monkeypatch.setattr(engine_module, "_shared", None)
     return module

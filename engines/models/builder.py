@@ -1,0 +1,546 @@
+"""Build TensorRT engines from the SA3 ONNX graphs, for GPUs without published engines.
+
+`plan_builds` turns the ONNX files present under `models/onnx/<subdir>/` into `BuildSpec`s whose
+engine names are the ones `engines.catalog` looks for under `models/<sm_XX>/<subdir>/`.
+`build_engine` builds one of them with the typing rules of SA3_CONTRACTS section 3:
+
+- fp16 (fp16mixed) is built STRONGLY_TYPED with no precision flag: the types come from the
+  ONNX. A weakly typed FP16 build re-casts the FP32 RMSNorm islands and ruins the audio.
+- fp8 is built weakly typed with the FP16 and FP8 flags: strong typing breaks attention fusion.
+- fp32 (the fidelity reference) is built weakly typed with no flag at all (TF32 cleared too).
+
+A build takes minutes: progress goes to a callback, a threading.Event cancels it through the
+progress monitor, a persistent timing cache makes rebuilds faster, and the engine appears
+atomically or not at all. tensorrt is imported inside `build_engine` only.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engines import catalog, demo
+from engines.constants import (
+    CHANNELS,
+    LATENT_CHANNELS,
+    MAX_LATENTS,
+    MIN_CODEC_LATENTS,
+    SAMPLES_PER_LATENT,
+)
+from engines.errors import BackendError, CancelledError, ModelUnavailableError, RequestError
+
+log = logging.getLogger(__name__)
+
+Shape = tuple[int, ...]
+ProfileShapes = tuple[Shape, Shape, Shape]
+Progress = Callable[[str, int, int], None]
+
+ROLES: tuple[str, ...] = ("text", "dit", "encoder", "decoder")
+BUILD_PRECISIONS: tuple[str, ...] = ("fp16", "fp32", "fp8")
+FP8_MIN_CC = (8, 9)  # FP8 tensor cores arrived with Ada
+OPT_LATENTS = 1292  # about 120 s: the length the published profiles optimise for
+WIDE_MAX_LATENTS = 8192  # "wide" codec builds (SA3_CONTRACTS section 3)
+MAX_LISTED_ERRORS = 3  # parser errors quoted in a BuildError
+
+_ARCH = re.compile(r"^sm_\d+$")
+
+
+class BuildError(BackendError):
+    """An engine could not be built; the text says what happened and what to do."""
+
+
+class BuildCancelled(CancelledError):
+    """The user cancelled a build; no engine file was written."""
+
+    def __init__(self, message: str = "Build cancelled; no engine file was written.") -> None:
+        super().__init__(message)
+
+
+# ---- what to build ----------------------------------------------------------------------------
+
+def default_profiles(role: str, wide: bool = False) -> dict[str, ProfileShapes]:
+    """Optimization profile (min, opt, max) per dynamic input of an SA3 engine role.
+
+    DiT x/local_add_cond L 1/1292/4096 (the model's range: `wide` changes nothing); encoder audio
+    N 32/1292/4096 latents of samples (wide: up to 8192); decoder latent 32/1292/4096 (wide:
+    1/1292/8192); the text encoder is static and has no profile.
+    """
+    def ranged(rows: tuple[int, int], low: int, high: int, scale: int = 1) -> ProfileShapes:
+        return tuple((*rows, n * scale) for n in (low, OPT_LATENTS, high))  # type: ignore[return-value]
+
+    if role == "text":
+        return {}
+    if role == "dit":
+        return {"x": ranged((1, LATENT_CHANNELS), 1, MAX_LATENTS),
+                "local_add_cond": ranged((1, LATENT_CHANNELS + 1), 1, MAX_LATENTS)}
+    if role == "encoder":
+        high = WIDE_MAX_LATENTS if wide else MAX_LATENTS
+        return {"audio": ranged((1, CHANNELS), MIN_CODEC_LATENTS, high, SAMPLES_PER_LATENT)}
+    if role == "decoder":
+        low, high = (1, WIDE_MAX_LATENTS) if wide else (MIN_CODEC_LATENTS, MAX_LATENTS)
+        return {"latent": ranged((1, LATENT_CHANNELS), low, high)}
+    raise ValueError(f"unknown engine role {role!r}; expected one of {', '.join(ROLES)}")
+
+
+@dataclass(frozen=True)
+class BuildSpec:
+    """One engine to build: from which ONNX file, to which engine file, with which typing."""
+
+    onnx_path: Path
+    engine_path: Path
+    role: str  # one of ROLES
+    precision: str  # one of BUILD_PRECISIONS
+    profiles: dict[str, ProfileShapes] = field(default_factory=dict)
+    workspace_bytes: int | None = None  # builder scratch limit; None = TensorRT's default
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"unknown engine role {self.role!r}")
+        if self.precision not in BUILD_PRECISIONS:
+            raise ValueError(f"unknown build precision {self.precision!r}")
+        for name, shapes in self.profiles.items():
+            if len(shapes) != 3 or len({len(s) for s in shapes}) != 1 or any(
+                not lo <= mid <= hi for lo, mid, hi in zip(*shapes, strict=True)
+            ):
+                raise ValueError(f"profile of {name!r} must be (min, opt, max) of one rank with "
+                                 f"min <= opt <= max, not {shapes}")
+
+    @property
+    def label(self) -> str:
+        """<sm_XX>/<subdir>/<file>, the part of the engine path a user recognises."""
+        return _short(self.engine_path)
+
+
+def _short(path: Path) -> str:
+    return "/".join(path.parts[-3:]) if len(path.parts) >= 3 else str(path)
+
+
+def plan_builds(models_dir: Path, sets: Iterable[str], arch: str, precision: str, *,
+                wide: bool = False) -> list[BuildSpec]:
+    """The engines to build for `sets` at `precision` on `arch` ("sm_90"), from the ONNX files
+    under `<models_dir>/onnx/`. Shared engines (the text encoder, a codec two sets use) appear
+    once. The encoder is planned when its ONNX file is there (it is only needed for audio-to-
+    audio and inpainting); a missing text encoder, DiT or decoder raises ModelUnavailableError.
+    `wide` gives the codec engines the wide profile. Only looks; writes nothing."""
+    if not _ARCH.match(str(arch)):
+        raise RequestError(f"'{arch}' is not a GPU architecture folder name; use the form sm_90.")
+    root = Path(models_dir)
+    precision = catalog.normalize_precision(precision)
+    if precision not in BUILD_PRECISIONS:
+        raise RequestError(f"Cannot build precision '{precision}'; choose fp16, fp32 or fp8.")
+    specs: dict[Path, BuildSpec] = {}
+    for key in sets:
+        model_set = catalog.get_model_set(key)
+        if model_set.key == catalog.DEMO_SUBDIR:
+            planned = _plan_demo(root, arch)
+        else:
+            planned = _plan_set(root, arch, model_set, precision, wide)
+        for spec in planned:
+            specs.setdefault(spec.engine_path, spec)
+    return list(specs.values())
+
+
+def _find_onnx(folder: Path, stems: Iterable[str]) -> Path | None:
+    for stem in stems:
+        candidate = folder / f"{stem}.onnx"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _missing(model: str, folder: Path, name: str) -> ModelUnavailableError:
+    return ModelUnavailableError(
+        f"Building {model} needs '{name}' in {folder}; download the ONNX files with "
+        f"`{catalog.download_command(model, 'onnxruntime')}`.")
+
+
+def _plan_set(root: Path, arch: str, model_set: catalog.ModelSet, precision: str,
+              wide: bool) -> list[BuildSpec]:
+    onnx_root = root / catalog.ONNX_DIR
+    engines = root / arch
+    specs = []
+
+    text_dir = onnx_root / catalog.TEXT_ENCODER_SUBDIR
+    text = _find_onnx(text_dir, catalog.ONNX_TEXT_ENCODER_STEMS)
+    if text is None:
+        raise _missing(model_set.key, text_dir, f"{catalog.ONNX_TEXT_ENCODER_STEMS[0]}.onnx")
+    # The text encoder is fp16mixed at every precision; the catalog accepts this name.
+    text_engine = engines / catalog.TEXT_ENCODER_SUBDIR / "t5gemma_fp16.trt"
+    specs.append(BuildSpec(text, text_engine, "text", "fp16", default_profiles("text")))
+
+    dit_dir = onnx_root / model_set.subdir
+    stems = catalog.DIT_STEMS[precision]
+    dit = _find_onnx(dit_dir, stems)
+    if dit is None:
+        raise _missing(model_set.key, dit_dir, f"{stems[0]}.onnx")
+    dit_engine = engines / model_set.subdir / f"{stems[0]}.trt"  # canonical name of the tier
+    specs.append(BuildSpec(dit, dit_engine, "dit", precision, default_profiles("dit")))
+
+    decoder = model_set.default_decoder
+    codec_dir = onnx_root / catalog.DECODERS[decoder].subdir
+    codec_engines = engines / catalog.DECODERS[decoder].subdir
+    tiers = catalog.CODEC_FILES[decoder]
+    planned = False
+    for tier in _codec_tiers(precision, tiers):
+        files = tiers[tier]
+        # The JIT SAME-L graphs need the Python plugin to parse; build the AOT tiers instead.
+        dec = _find_onnx(codec_dir, [s for s in files.decoder
+                                     if catalog.JIT_PLUGIN_MARKER not in s])
+        if dec is None:
+            continue
+        tier_precision = "fp8" if tier in ("fp8", "fp8_fast") else \
+            ("fp32" if dec.stem.endswith("fp32") else "fp16")
+        specs.append(BuildSpec(dec, codec_engines / f"{dec.stem}.trt", "decoder",
+                               tier_precision, default_profiles("decoder", wide)))
+        enc = _find_onnx(codec_dir, [s for s in files.encoder
+                                     if catalog.JIT_PLUGIN_MARKER not in s])
+        if enc is not None:
+            specs.append(BuildSpec(enc, codec_engines / f"{enc.stem}.trt", "encoder",
+                                   tier_precision, default_profiles("encoder", wide)))
+        planned = True
+        if tier not in ("fp8", "fp8_fast"):
+            break  # one fp16 tier is enough; the fp8 tiers are all planned when present
+    if not planned:
+        raise _missing(model_set.key, codec_dir, f"{tiers['canonical'].decoder[0]}.onnx")
+    return specs
+
+
+def _codec_tiers(precision: str, tiers: Mapping[str, Any]) -> list[str]:
+    """Tiers in the order the catalog prefers them at this precision."""
+    order = ["canonical", "legacy"]
+    if precision == "fp8":
+        order = ["fp8", "fp8_fast", *order]
+    return [tier for tier in order if tier in tiers]
+
+
+def _plan_demo(root: Path, arch: str) -> list[BuildSpec]:
+    """The procedural demo set (fp32 graphs with the SA3 I/O): the GPU self-test's engines."""
+    onnx_dir = demo.demo_dir(root)
+    engines = root / arch / catalog.DEMO_SUBDIR
+    specs = []
+    for name, role in ((demo.TEXT_ENCODER_FILE, "text"), (demo.DIT_FILE, "dit"),
+                       (demo.ENCODER_FILE, "encoder"), (demo.DECODER_FILE, "decoder")):
+        path = onnx_dir / name
+        if not path.is_file():
+            raise ModelUnavailableError(
+                f"The demo graph '{name}' is not in {onnx_dir}; run the demo once on the CPU "
+                "(`python main.py generate --model demo --prompt test`) to create it.")
+        engine = engines / f"{Path(name).stem}.trt"
+        specs.append(BuildSpec(path, engine, role, "fp32", default_profiles(role)))
+    return specs
+
+
+# ---- building ---------------------------------------------------------------------------------
+
+def build_engine(spec: BuildSpec, *, gpu_cc: tuple[int, int], progress: Progress | None = None,
+                 cancel: threading.Event | None = None, timing_cache: Path | None = None) -> Path:
+    """Build `spec` into `spec.engine_path` (written atomically) and return that path.
+
+    `progress(phase, step, steps)` is called from TensorRT's threads; `cancel` stops the build
+    at its next step (BuildCancelled, no file). `timing_cache` is read before and written back
+    after a successful build. Raises BuildError with one actionable sentence otherwise.
+    """
+    major, minor = (int(part) for part in gpu_cc)
+    if spec.precision == "fp8" and (major, minor) < FP8_MIN_CC:
+        raise BuildError(
+            f"'{spec.label}' is an fp8 engine, which needs FP8 tensor cores (compute capability "
+            f"8.9 or newer) but this GPU is {major}.{minor}; build the fp16 engines instead.")
+    _check_cancel(cancel)
+    if not spec.onnx_path.is_file():
+        raise BuildError(f"The ONNX file '{spec.onnx_path}' does not exist; download the ONNX "
+                         "files again.")
+    trt = _import_tensorrt()
+    from engines.backends.tensorrt.engine import make_logger
+
+    logger = make_logger(trt)
+    started = time.monotonic()
+    builder = _checked(trt.Builder, logger, what="start the TensorRT builder", logger=logger)
+    strongly_typed = spec.precision == "fp16"
+    flags = 1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED) if strongly_typed else 0
+    network = builder.create_network(flags)
+    if network is None:
+        raise BuildError(f"TensorRT could not create a network{_last_error(logger)}; check the "
+                         "TensorRT installation.")
+    parser = trt.OnnxParser(network, logger)
+    if not parser.parse_from_file(str(spec.onnx_path)):
+        raise _parse_error(spec, parser, logger)
+    inputs = _network_inputs(network)
+    _check_profiles(spec, inputs)
+    _check_cancel(cancel)
+
+    config = builder.create_builder_config()
+    _set_precision(trt, config, spec.precision)
+    if spec.workspace_bytes is not None:
+        config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(spec.workspace_bytes))
+    dynamic = [name for name, shape in inputs.items() if -1 in shape]
+    if dynamic:
+        profile = builder.create_optimization_profile()
+        for name in dynamic:
+            low, opt, high = spec.profiles[name]
+            try:
+                profile.set_shape(name, low, opt, high)
+            except (RuntimeError, TypeError) as err:
+                raise BuildError(f"TensorRT refused the profile of '{name}' for "
+                                 f"'{spec.label}' ({err}); check the build profiles.") from err
+        if config.add_optimization_profile(profile) < 0:
+            raise BuildError(f"TensorRT refused the optimization profile of '{spec.label}'"
+                             f"{_last_error(logger)}; check the build profiles.")
+    if timing_cache is not None:
+        _load_timing_cache(config, Path(timing_cache))
+    monitor = _monitor_class(trt.IProgressMonitor)(progress, cancel)
+    config.progress_monitor = monitor  # keep `monitor` referenced until the build returns
+
+    _check_cancel(cancel)
+    mark = logger.error_count
+    serialized = builder.build_serialized_network(network, config)
+    if monitor.cancelled or (cancel is not None and cancel.is_set()):
+        raise BuildCancelled()
+    if serialized is None:
+        errors = logger.errors_since(mark)
+        reason = f" ({errors[-1].strip().rstrip('.')})" if errors else ""
+        raise BuildError(f"TensorRT could not build '{spec.label}' from "
+                         f"'{spec.onnx_path.name}'{reason}; close other GPU programs, free VRAM "
+                         "or disk space, and try again.")
+    size = _write_engine(spec.engine_path, serialized)
+    if timing_cache is not None:
+        _save_timing_cache(config, Path(timing_cache))
+    typing = "strongly typed" if strongly_typed else "weakly typed"
+    log.info("Built %s from %s: %s %s, %d profiled input(s), %.1f MiB in %.0f s", spec.label,
+             spec.onnx_path.name, spec.precision, typing, len(dynamic), size / 2**20,
+             time.monotonic() - started)
+    return spec.engine_path
+
+
+def _import_tensorrt() -> Any:
+    try:
+        import tensorrt as trt
+    except ImportError as err:
+        raise BuildError(f"TensorRT is not installed ({err}); install sa3-studio[tensorrt] to "
+                         "build engines.") from err
+    return trt
+
+
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise BuildCancelled()
+
+
+def _last_error(logger: Any) -> str:
+    errors = logger.errors_since(0)
+    return f" ({errors[-1].strip().rstrip('.')})" if errors else ""
+
+
+def _checked(factory: Callable[..., Any], *args: Any, what: str, logger: Any) -> Any:
+    try:
+        made = factory(*args)
+    except Exception as err:  # pybind raises when the C++ factory returns null
+        raise BuildError(f"TensorRT could not {what} ({err}); check the NVIDIA driver and the "
+                         "CUDA installation.") from err
+    if made is None:
+        raise BuildError(f"TensorRT could not {what}{_last_error(logger)}; check the NVIDIA "
+                         "driver and the CUDA installation.")
+    return made
+
+
+def _parse_error(spec: BuildSpec, parser: Any, logger: Any) -> BuildError:
+    quoted = []
+    count = int(parser.num_errors)
+    for index in range(min(count, MAX_LISTED_ERRORS)):
+        quoted.append(_describe_parser_error(parser.get_error(index)))
+    if count > MAX_LISTED_ERRORS:
+        quoted.append(f"and {count - MAX_LISTED_ERRORS} more")
+    if not quoted:
+        quoted = [_last_error(logger).strip(" ()") or "no reason was given"]
+    return BuildError(
+        f"TensorRT could not parse '{spec.onnx_path.name}': {'; '.join(quoted)}. Download the "
+        "ONNX file again (with its .onnx.data) or update TensorRT if an operator is unsupported.")
+
+
+def _describe_parser_error(error: Any) -> str:
+    desc = str(error.desc()).strip().rstrip(".")
+    node = int(error.node())
+    if node < 0:
+        return desc
+    name = _call(error, "node_name")
+    operator = _call(error, "node_operator")
+    where = f"node {node}"
+    if name:
+        where += f" '{name}'"
+    if operator:
+        where += f" ({operator})"
+    return f"{where}: {desc}"
+
+
+def _call(obj: Any, method: str) -> str:
+    """An optional accessor (node_name/node_operator arrived in TensorRT 10.x)."""
+    getter = getattr(obj, method, None)
+    return str(getter()) if callable(getter) else ""
+
+
+def _network_inputs(network: Any) -> dict[str, Shape]:
+    inputs = {}
+    for index in range(int(network.num_inputs)):
+        tensor = network.get_input(index)
+        dims = tensor.shape
+        inputs[str(tensor.name)] = tuple(int(dims[i]) for i in range(len(dims)))
+    return inputs
+
+
+def _fmt(shape: Shape) -> str:
+    return "(" + ", ".join(str(d) for d in shape) + ")"
+
+
+def _check_profiles(spec: BuildSpec, inputs: dict[str, Shape]) -> None:
+    """Every dynamic input has a profile that fits its static dims, and every profile names a
+    real input: caught here with names, before TensorRT's terse build failure."""
+    source = spec.onnx_path.name
+    for name, shape in inputs.items():
+        if -1 in shape and name not in spec.profiles:
+            raise BuildError(
+                f"Input '{name}' of '{source}' has dynamic shape {_fmt(shape)} but the "
+                f"{spec.role} build has no profile for it; check that this is the {spec.role} "
+                "ONNX file of the SA3 contract.")
+    for name, shapes in spec.profiles.items():
+        if name not in inputs:
+            raise BuildError(
+                f"The {spec.role} profile names input '{name}' but '{source}' has no such input "
+                f"(it has {', '.join(inputs) or 'none'}); check that this is the {spec.role} "
+                "ONNX file of the SA3 contract.")
+        network_shape = inputs[name]
+        for shape in shapes:
+            if len(shape) != len(network_shape) or any(
+                want >= 0 and got != want for want, got in zip(network_shape, shape, strict=True)
+            ):
+                raise BuildError(
+                    f"The {spec.role} profile shape {_fmt(shape)} does not fit input '{name}' "
+                    f"{_fmt(network_shape)} of '{source}'; check that this is the {spec.role} "
+                    "ONNX file of the SA3 contract.")
+
+
+def _set_precision(trt: Any, config: Any, precision: str) -> None:
+    if precision == "fp8":
+        config.set_flag(trt.BuilderFlag.FP16)
+        config.set_flag(trt.BuilderFlag.FP8)
+    elif precision == "fp32":
+        # The fidelity reference: true fp32 math, so TF32 (on by default) goes too.
+        config.clear_flag(trt.BuilderFlag.TF32)
+    # fp16: a strongly typed network takes no precision flag (TensorRT refuses them).
+
+
+# ---- timing cache -----------------------------------------------------------------------------
+
+def _load_timing_cache(config: Any, path: Path) -> None:
+    """Use the cache at `path` (a fresh one when it is missing, unreadable or from another GPU
+    or TensorRT version: a cache only saves time, it never decides an engine)."""
+    data = b""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        pass
+    except OSError as err:
+        log.warning("Could not read the timing cache %s (%s); starting a new one.", path, err)
+    cache = config.create_timing_cache(data) if data else None
+    if cache is not None and config.set_timing_cache(cache, False):
+        log.debug("Using the timing cache %s (%d bytes)", path, len(data))
+        return
+    if data:
+        log.warning("The timing cache %s does not fit this GPU or TensorRT version; starting a "
+                    "new one.", path)
+    cache = config.create_timing_cache(b"")
+    if cache is None or not config.set_timing_cache(cache, False):
+        log.warning("TensorRT refused a new timing cache; building without one.")
+
+
+def _save_timing_cache(config: Any, path: Path) -> None:
+    cache = config.get_timing_cache()
+    if cache is None:
+        return
+    try:
+        _write_atomic(path, memoryview(cache.serialize()))
+    except OSError as err:  # the engine is built; a lost cache only costs time next build
+        log.warning("Could not save the timing cache %s (%s).", path, err)
+
+
+# ---- writing ----------------------------------------------------------------------------------
+
+def _write_atomic(path: Path, data: memoryview) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; engines are shared, non-secret files
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return data.nbytes
+
+
+def _write_engine(path: Path, serialized: Any) -> int:
+    try:
+        return _write_atomic(path, memoryview(serialized))
+    except OSError as err:
+        raise BuildError(f"Could not write the engine '{_short(path)}' "
+                         f"({err.strerror or err}); free disk space or check write access to "
+                         f"{path.parent}.") from err
+
+
+# ---- progress monitor -------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4)
+def _monitor_class(base: type) -> type:
+    """A trt.IProgressMonitor subclass (built lazily: the base lives in the tensorrt module)."""
+
+    class BuildProgress(base):  # type: ignore[misc, valid-type]
+        """Forwards phases and steps to `progress`; cancels at the next step once `cancel` is
+        set. TensorRT calls it from its own threads."""
+
+        def __init__(self, progress: Progress | None, cancel: threading.Event | None) -> None:
+            base.__init__(self)  # pybind requires the base __init__ when overriding it
+            self._progress = progress
+            self._cancel = cancel
+            self._steps: dict[str, int] = {}
+            self._lock = threading.Lock()
+            self.cancelled = False
+
+        def _report(self, phase: str, step: int, steps: int) -> None:
+            if self._progress is None:
+                return
+            try:
+                self._progress(phase, step, steps)
+            except Exception:  # a broken display must not cancel (or crash) the build
+                log.exception("build progress callback failed")
+
+        def phase_start(self, phase_name: str, parent_phase: str | None, num_steps: int) -> None:
+            with self._lock:
+                self._steps[phase_name] = int(num_steps)
+            self._report(phase_name, 0, int(num_steps))
+
+        def step_complete(self, phase_name: str, step: int) -> bool:
+            if self._cancel is not None and self._cancel.is_set():
+                self.cancelled = True
+                return False
+            with self._lock:
+                steps = self._steps.get(phase_name, 0)
+            self._report(phase_name, int(step) + 1, steps)
+            return True
+
+        def phase_finish(self, phase_name: str) -> None:
+            with self._lock:
+                steps = self._steps.pop(phase_name, 0)
+            if not self.cancelled:
+                self._report(phase_name, steps, steps)
+
+    return BuildProgress

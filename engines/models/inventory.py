@@ -1,0 +1,172 @@
+"""What this machine can run: GPU, drivers, TensorRT, and the engine sets installed.
+
+No torch and no tensorrt import: the GPU comes from cuda-python (engines.gpu), free VRAM from
+NVML when nvidia-ml-py is installed. No GPU or no TensorRT is a normal, explained state.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engines.catalog import MODEL_SETS, Catalog
+from engines.gpu import GpuInfo, probe_gpu, tensorrt_version
+
+log = logging.getLogger(__name__)
+
+SETTINGS_FILE = "settings.json"
+PRECISION_TIERS = ("fp16", "fp32", "fp8")
+
+
+@dataclass(frozen=True)
+class MachineReport:
+    gpu: GpuInfo | None
+    vram_free: int | None
+    vram_total: int | None
+    nvml_driver: str | None
+    tensorrt: str | None
+    onnxruntime: str | None
+
+    def lines(self) -> list[str]:
+        out = []
+        if self.gpu is None:
+            out.append("GPU: no NVIDIA GPU found (or no driver / cuda-python); the TensorRT "
+                       "backend is unavailable, the demo and ONNX Runtime work.")
+        else:
+            gib = 2**30
+            vram = ""
+            if self.vram_total:
+                free = (self.vram_free or 0) / gib
+                vram = f", VRAM {free:.1f} of {self.vram_total / gib:.1f} GiB free"
+            elif self.gpu.total_mem_bytes:
+                vram = f", VRAM {self.gpu.total_mem_bytes / gib:.1f} GiB"
+            driver = self.nvml_driver or self.gpu.driver or "unknown"
+            out.append(f"GPU: {self.gpu.name}, compute capability {self.gpu.major}."
+                       f"{self.gpu.minor} ({self.gpu.sm}){vram}, driver {driver}; fp8 "
+                       f"{'supported' if self.gpu.has_fp8 else 'not supported'}.")
+        out.append(f"TensorRT: {self.tensorrt}" if self.tensorrt else
+                   "TensorRT: not installed (pip install 'sa3-studio[tensorrt]' on a machine "
+                   "with an NVIDIA GPU).")
+        out.append(f"ONNX Runtime: {self.onnxruntime}" if self.onnxruntime else
+                   "ONNX Runtime: not installed.")
+        return out
+
+
+def _nvml() -> tuple[int | None, int | None, str | None]:
+    try:
+        import pynvml
+    except ImportError:
+        return None, None, None
+    try:
+        pynvml.nvmlInit()
+        try:
+            handle = pynvml.nvmlDeviceGetHandleByIndex(0)
+            memory = pynvml.nvmlDeviceGetMemoryInfo(handle)
+            driver = pynvml.nvmlSystemGetDriverVersion()
+            if isinstance(driver, bytes):
+                driver = driver.decode()
+            return int(memory.free), int(memory.total), str(driver)
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception as exc:  # noqa: BLE001 - NVML missing or refused: not an error
+        log.debug("NVML unavailable: %s", exc)
+        return None, None, None
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def machine_report(gpu=..., nvml=_nvml) -> MachineReport:
+    gpu = probe_gpu() if gpu is ... else gpu
+    free, total, driver = nvml() if gpu is not None else (None, None, None)
+    ort = _version("onnxruntime") or _version("onnxruntime-gpu")
+    return MachineReport(gpu=gpu, vram_free=free, vram_total=total, nvml_driver=driver,
+                         tensorrt=tensorrt_version(), onnxruntime=ort)
+
+
+@dataclass
+class InstalledSet:
+    model: str
+    label: str
+    files: list[tuple[Path, int]] = field(default_factory=list)  # (path, size)
+    runnable: dict[str, str] = field(default_factory=dict)  # "backend precision" -> "ready"/why
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(size for _, size in self.files)
+
+
+def _files_of(roots: list[Path], subdirs: set[str]) -> list[tuple[Path, int]]:
+    found = []
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+            for sub in subdirs:
+                target = folder / sub
+                if target.is_dir():
+                    found += [(f, f.stat().st_size) for f in sorted(target.iterdir())
+                              if f.is_file() and f.suffix in (".trt", ".onnx", ".data", ".json")]
+    return found
+
+
+def installed_sets(catalog: Catalog) -> list[InstalledSet]:
+    """Per model set: the files present in every models root (all arch folders), their sizes,
+    and for each backend and precision whether it runs here or why not."""
+    from engines.catalog import DECODERS
+
+    out = []
+    for key, model_set in MODEL_SETS.items():
+        decoder = DECODERS[model_set.default_decoder]
+        subdirs = {model_set.subdir, decoder.subdir}
+        if key != "demo":
+            subdirs.add("t5gemma")
+        entry = InstalledSet(model=key, label=model_set.label,
+                             files=_files_of(list(catalog.roots), subdirs))
+        for backend in ("tensorrt", "onnxruntime"):
+            for precision in PRECISION_TIERS:
+                answer = catalog.resolve(key, precision=precision, backend=backend)
+                entry.runnable[f"{backend} {precision}"] = "ready" if answer.runnable else \
+                    (answer.reason or "not runnable")
+        out.append(entry)
+    return out
+
+
+def settings_path(data_dir: Path) -> Path:
+    return data_dir / SETTINGS_FILE
+
+
+def load_extra_roots(data_dir: Path) -> list[Path]:
+    """Extra model folders the user added (e.g. an official install's models dir)."""
+    try:
+        data = json.loads(settings_path(data_dir).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [Path(p) for p in data.get("extra_model_dirs", []) if isinstance(p, str)]
+
+
+def save_extra_roots(data_dir: Path, roots: list[Path]) -> None:
+    path = settings_path(data_dir)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = {}
+    data["extra_model_dirs"] = [str(Path(r)) for r in dict.fromkeys(roots)]
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    tmp.replace(path)
+
+
+def default_catalog(models_dir: Path | None = None) -> Catalog:
+    """The catalog every entry point uses: the models dir plus the user's extra folders."""
+    from engines import paths
+
+    return Catalog(models_dir or paths.models_dir(),
+                   extra_roots=load_extra_roots(paths.data_dir()))

@@ -1,0 +1,327 @@
+"""`python main.py models ...`: see, download, build and self-test engine sets.
+
+Exit codes: 0 done, 1 failed while working, 2 refused (one line on stderr naming the problem and
+the fix), 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+from engines.cli import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, UsageError
+from engines.errors import BackendError, CancelledError, StudioError
+
+SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
+PRECISIONS = ("fp16", "fp32", "fp8")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:
+        raise UsageError(f"{message}; run `python main.py models --help` for the commands.")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python main.py models",
+                description="See, download, build and self-test SA3 engine sets.")
+    p.add_argument("--models-dir", type=Path, help="models root (default <data>/models)")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", help="this machine, and every set: installed files and what runs")
+    dl = sub.add_parser("download", help="download engines (or ONNX graphs) from Hugging Face")
+    dl.add_argument("sets", nargs="+", choices=SETS)
+    dl.add_argument("--arch", help="engine arch folder, e.g. sm_90 (default: this GPU)")
+    dl.add_argument("--precision", action="append", choices=PRECISIONS,
+                    help="precision tier (repeatable; default fp16)")
+    dl.add_argument("--onnx", action="store_true", help="ONNX graphs instead of engines")
+    dl.add_argument("--dry-run", action="store_true", help="show files and sizes, download "
+                                                           "nothing")
+    build = sub.add_parser("build", help="build TensorRT engines from downloaded ONNX graphs")
+    build.add_argument("sets", nargs="+", choices=(*SETS, "demo"))
+    build.add_argument("--precision", default="fp16", choices=PRECISIONS)
+    build.add_argument("--wide", action="store_true", help="wide decoder profile (up to 8192)")
+    sub.add_parser("selftest", help="build the demo set into engines here and run one take")
+    token = sub.add_parser("token", help="store a Hugging Face token (keyring)")
+    token.add_argument("token", nargs="?", help="the token (default: read from stdin)")
+    add = sub.add_parser("add-folder", help="also look for engines in this folder")
+    add.add_argument("folder", type=Path)
+    remove = sub.add_parser("remove-folder", help="stop looking in this folder")
+    remove.add_argument("folder", type=Path)
+    return p
+
+
+def _models_dir(args) -> Path:
+    from engines import paths
+
+    if args.models_dir is not None and not args.models_dir.is_dir():
+        raise UsageError(f"--models-dir '{args.models_dir}' is not a folder; give an existing "
+                         f"models folder.")
+    return args.models_dir or paths.models_dir()
+
+
+def _human(size: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"
+
+
+def cmd_list(args) -> int:
+    from engines.models.inventory import default_catalog, installed_sets, machine_report
+
+    catalog = default_catalog(_models_dir(args))
+    report = machine_report(catalog.gpu)
+    for line in report.lines():
+        print(line)
+    print("Model folders: " + ", ".join(str(r) for r in catalog.roots))
+    for entry in installed_sets(catalog):
+        print(f"\n{entry.model}: {entry.label} - {len(entry.files)} file(s), "
+              f"{_human(entry.total_bytes)}")
+        for path, size in entry.files:
+            print(f"  {path} ({_human(size)})")
+        for where, state in entry.runnable.items():
+            print(f"  {where}: {state}")
+    return EXIT_OK
+
+
+def _arch(args, catalog) -> str:
+    if args.arch:
+        if not args.arch.startswith("sm_") or not args.arch[3:].isdigit():
+            raise UsageError(f"--arch '{args.arch}' is not an arch folder name; use e.g. sm_90 "
+                             f"or sm_120.")
+        return args.arch
+    if catalog.gpu is None:
+        raise UsageError("No NVIDIA GPU was found, so the engine arch is unknown; pass --arch "
+                         "sm_90 (or the target machine's arch), or --onnx for the ONNX graphs.")
+    return catalog.gpu.sm
+
+
+def cmd_download(args) -> int:
+    from engines.models.inventory import default_catalog
+
+    models = _models_dir(args)
+    catalog = default_catalog(models)
+    precisions = args.precision or ["fp16"]
+    fmt = "onnx" if args.onnx else "trt"
+    arch = _arch(args, catalog) if not args.onnx else (catalog.gpu.sm if catalog.gpu else "")
+    if "fp8" in precisions and not args.onnx and catalog.gpu is not None \
+            and not catalog.gpu.has_fp8 and not args.arch:
+        raise UsageError(f"fp8 engines need FP8 tensor cores (compute capability 8.9+); this "
+                         f"GPU is {catalog.gpu.major}.{catalog.gpu.minor}: use fp16.")
+    from engines.models import download as dl
+    from engines.models import hub_files
+
+    token = dl.resolve_token()
+    listing = dl.hub_listing(hub_files.REPO, token=token)
+    files = hub_files.plan_files(list(args.sets), arch, precisions, fmt, listing)
+    if not files:
+        raise UsageError(f"The hub has no {fmt} files for {', '.join(args.sets)} "
+                         f"({arch or 'onnx'}, {'/'.join(precisions)}); try another --arch or "
+                         f"--onnx.")
+    plan = dl.DownloadPlan.for_files(files)
+    print(f"{len(files)} file(s), {_human(plan.total_bytes)} in total:")
+    for f in files:
+        print(f"  {f.path} ({_human(f.size)})")
+    if args.dry_run:
+        return EXIT_OK
+    dl.check_disk_space(plan, models)
+    cancel = threading.Event()
+    last = [0.0]
+
+    def progress(name, done, total, all_done, all_total):
+        now = time.monotonic()
+        if now - last[0] > 0.5 or all_done == all_total:
+            last[0] = now
+            print(f"\r{name}: {done * 100 // max(total, 1)}% | total "
+                  f"{all_done * 100 // max(all_total, 1)}% of {_human(all_total)}", end="",
+                  flush=True)
+
+    try:
+        written = dl.download(plan, models, progress=progress, cancel=cancel, token=token)
+    except KeyboardInterrupt:
+        cancel.set()
+        raise
+    print(f"\nDownloaded {len(written)} file(s) into {models}.")
+    return EXIT_OK
+
+
+def _require_tensorrt(catalog) -> None:
+    if catalog.gpu is None:
+        raise UsageError("No NVIDIA GPU was found; building and the self-test need one (the "
+                         "demo and ONNX Runtime work without).")
+    if catalog.tensorrt_version is None:
+        raise UsageError("TensorRT is not installed; install it with "
+                         "`pip install 'sa3-studio[tensorrt]'` and run this again.")
+
+
+def cmd_build(args) -> int:
+    from engines.models.inventory import default_catalog
+
+    models = _models_dir(args)
+    catalog = default_catalog(models)
+    _require_tensorrt(catalog)
+    from engines.models import builder
+
+    gpu = catalog.gpu
+    if args.precision == "fp8" and not gpu.has_fp8:
+        raise UsageError(f"fp8 engines need FP8 tensor cores (compute capability 8.9+); this "
+                         f"GPU is {gpu.major}.{gpu.minor}: build fp16 instead.")
+    specs = builder.plan_builds(models, list(args.sets), gpu.sm, args.precision)
+    if not specs:
+        raise UsageError(f"No ONNX graphs for {', '.join(args.sets)} were found under "
+                         f"{models / 'onnx'}; download them with `python main.py models "
+                         f"download {' '.join(args.sets)} --onnx`.")
+    return _build_all(specs, gpu, models)
+
+
+def _build_all(specs, gpu, models: Path) -> int:
+    from engines import paths
+    from engines.models import builder
+
+    cache = paths.cache_dir() / f"timing-{gpu.sm}.cache"
+    cancel = threading.Event()
+    for spec in specs:
+        print(f"building {spec.engine_path.relative_to(models)} from {spec.onnx_path.name} "
+              f"({spec.precision})", flush=True)
+        start = time.perf_counter()
+        try:
+            builder.build_engine(spec, gpu_cc=(gpu.major, gpu.minor), cancel=cancel,
+                                 timing_cache=cache,
+                                 progress=lambda phase, step, steps: None)
+        except KeyboardInterrupt:
+            cancel.set()
+            raise
+        print(f"  done in {time.perf_counter() - start:.1f} s")
+    return EXIT_OK
+
+
+def run_selftest(models: Path, catalog, report=print) -> dict:
+    """Build the demo set into TensorRT engines for this GPU and run one take through the
+    captured path. Returns timings; raises StudioError on failure."""
+    from engines import demo
+    from engines.backends.tensorrt.backend import TensorRTBackend
+    from engines.catalog import EngineFiles
+    from engines.models import builder
+    from engines.request import GenerationRequest, validate_request
+
+    gpu = catalog.gpu
+    demo.ensure_demo_models(models)
+    specs = builder.plan_builds(models, ["demo"], gpu.sm, "fp32")
+    timings = {}
+    start = time.perf_counter()
+    for spec in specs:
+        report(f"building {spec.engine_path.name}")
+        builder.build_engine(spec, gpu_cc=(gpu.major, gpu.minor))
+    timings["build_s"] = round(time.perf_counter() - start, 2)
+    by_role = {spec.role: spec.engine_path for spec in specs}
+    folder = demo.demo_dir(models)
+    files = EngineFiles(format="trt", text_encoder=by_role["text"],
+                        tokenizer=folder / demo.TOKENIZER_FILE, dit=by_role["dit"],
+                        decoder=by_role["decoder"], encoder=by_role.get("encoder"),
+                        decoder_tier="canonical", jit_plugin=False)
+    backend = TensorRTBackend(files, gpu_sm=gpu.sm)
+    try:
+        request = validate_request(GenerationRequest(prompt="self test: coin pickup", seed=1,
+                                                     seconds=2.0, model="demo"), 380.0)
+        first = backend.generate(request)
+        second = backend.generate(validate_request(
+            GenerationRequest(prompt="self test: coin pickup", seed=2, seconds=2.0,
+                              model="demo"), 380.0))
+    finally:
+        backend.close()
+    if second.details.get("path") != "replay":
+        raise BackendError("The self-test generation did not run as one CUDA-graph replay ("
+                           + "; ".join(second.warnings or ["no reason given"]) + ").")
+    timings.update(first_ms=round(first.timings_ms["total"], 1),
+                   replay_ms=round(second.timings_ms["total"], 1), path=second.details["path"])
+    return timings
+
+
+def cmd_selftest(args) -> int:
+    from engines.models.inventory import default_catalog
+
+    models = _models_dir(args)
+    catalog = default_catalog(models)
+    _require_tensorrt(catalog)
+    try:
+        timings = run_selftest(models, catalog)
+    except StudioError as exc:
+        print(f"self-test FAILED: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"self-test passed: engines built in {timings['build_s']} s, first take "
+          f"{timings['first_ms']} ms, replay {timings['replay_ms']} ms ({timings['path']}).")
+    return EXIT_OK
+
+
+def cmd_token(args) -> int:
+    from engines.models import download as dl
+
+    token = args.token if args.token else sys.stdin.readline().strip()
+    if not token:
+        raise UsageError("No token was given; pass it as an argument or on stdin (get one at "
+                         "https://huggingface.co/settings/tokens).")
+    where = dl.store_token(token)
+    print(f"Token stored ({where}).")
+    return EXIT_OK
+
+
+def cmd_folders(args, add: bool) -> int:
+    from engines import paths
+    from engines.models.inventory import load_extra_roots, save_extra_roots
+
+    folder = args.folder.expanduser().resolve()
+    roots = load_extra_roots(paths.data_dir())
+    if add:
+        if not folder.is_dir():
+            raise UsageError(f"'{folder}' is not a folder; give the models folder of an "
+                             f"existing install.")
+        roots.append(folder)
+    else:
+        if folder not in roots:
+            raise UsageError(f"'{folder}' is not one of the extra model folders.")
+        roots = [r for r in roots if r != folder]
+    save_extra_roots(paths.data_dir(), roots)
+    print("Extra model folders: " + (", ".join(str(r) for r in roots) or "none"))
+    return EXIT_OK
+
+
+def main(argv: list[str]) -> int:
+    """argv: ["models", command, ...]."""
+    import logging
+
+    from engines.paths import setup_logging
+
+    log = logging.getLogger(__name__)
+    args_list = list(argv)
+    if args_list[:1] == ["models"]:
+        args_list = args_list[1:]
+    setup_logging("sa3-studio.models")
+    try:
+        args = build_parser().parse_args(args_list)
+        commands = {"list": cmd_list, "download": cmd_download, "build": cmd_build,
+                    "selftest": cmd_selftest, "token": cmd_token,
+                    "add-folder": lambda a: cmd_folders(a, True),
+                    "remove-folder": lambda a: cmd_folders(a, False)}
+        return commands[args.command](args)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except (CancelledError, KeyboardInterrupt):
+        print("\ncancelled: nothing incomplete was left in the models folder.", file=sys.stderr)
+        return EXIT_CANCELLED
+    except BackendError as exc:
+        log.info("failed: %s", exc, exc_info=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except StudioError as exc:
+        log.info("refused: %s", exc, exc_info=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except Exception as exc:  # a bug: one line for the user, the traceback to the log file
+        log.info("models command failed", exc_info=True)
+        print(f"error: the command failed unexpectedly ({type(exc).__name__}: {exc}); details "
+              f"are in the log file.", file=sys.stderr)
+        return EXIT_FAILED

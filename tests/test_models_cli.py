@@ -1,0 +1,107 @@
+"""`python main.py models ...` and the machine/installed report (no GPU, no TensorRT here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import main as entry
+from engines.catalog import Catalog
+from engines.gpu import GpuInfo
+from engines.models.inventory import (
+    installed_sets,
+    load_extra_roots,
+    machine_report,
+    save_extra_roots,
+)
+
+
+def run(capsys, *args):
+    code = entry.main(["models", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_report_without_gpu_is_a_normal_explained_state():
+    report = machine_report(gpu=None)
+    text = "\n".join(report.lines())
+    assert "no NVIDIA GPU found" in text and "ONNX Runtime" in text
+    assert report.vram_total is None
+
+
+def test_report_with_gpu_uses_nvml_when_present_and_copes_without():
+    gpu = GpuInfo("NVIDIA H200", 9, 0, total_mem_bytes=143 * 2**30, driver="13.0")
+    with_nvml = machine_report(gpu=gpu, nvml=lambda: (100 * 2**30, 143 * 2**30, "580.159.04"))
+    text = "\n".join(with_nvml.lines())
+    assert "sm_90" in text and "100.0 of 143.0 GiB free" in text and "580.159.04" in text
+    assert "fp8 supported" in text
+    without = "\n".join(machine_report(gpu=gpu, nvml=lambda: (None, None, None)).lines())
+    assert "143.0 GiB" in without and "driver 13.0" in without
+    old = GpuInfo("RTX 3090", 8, 6)
+    assert "fp8 not supported" in "\n".join(machine_report(gpu=old, nvml=lambda: (
+        None, None, None)).lines())
+
+
+def test_installed_sets_lists_files_with_every_alias_and_reasons(tmp_path):
+    sfx = tmp_path / "sm_90" / "sa3-sm-sfx"
+    sfx.mkdir(parents=True)
+    (sfx / "dit_fp16mixed.trt").write_bytes(b"x" * 1000)
+    codec = tmp_path / "sm_90" / "same-s"
+    codec.mkdir(parents=True)
+    (codec / "dec_dynamic_bf16.trt").write_bytes(b"y" * 500)
+    catalog = Catalog(tmp_path, gpu=GpuInfo("H200", 9, 0), tensorrt_version=None)
+    by_key = {e.model: e for e in installed_sets(catalog)}
+    sfx_entry = by_key["sm-sfx"]
+    names = {p.name for p, _ in sfx_entry.files}
+    assert names == {"dit_fp16mixed.trt", "dec_dynamic_bf16.trt"}
+    assert sfx_entry.total_bytes == 1500
+    assert "TensorRT" in sfx_entry.runnable["tensorrt fp16"]  # not installed: says so
+    assert by_key["demo"].runnable["onnxruntime fp32"] == "ready"
+
+
+def test_list_command(capsys):
+    code, out, err = run(capsys, "list")
+    assert code == 0 and err == ""
+    assert "GPU:" in out and "Demo (procedural, not Stable Audio 3)" in out
+    for key in ("medium", "sm-music", "sm-sfx"):
+        assert f"{key}:" in out
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["build", "sm-sfx"], "No NVIDIA GPU"),
+    (["selftest"], "No NVIDIA GPU"),
+    (["download", "medium"], "--arch"),
+    (["download", "medium", "--arch", "gpu9"], "not an arch folder name"),
+    (["download", "nonsense"], "invalid choice"),
+    (["frobnicate"], "invalid choice"),
+    (["--models-dir", "/no/such/dir", "list"], "is not a folder"),
+    (["remove-folder", "/not/added"], "not one of the extra model folders"),
+    (["add-folder", "/no/such/folder"], "is not a folder"),
+])
+def test_refusals_exit_2_with_one_line(capsys, args, needle):
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in err
+
+
+def test_build_without_tensorrt_on_a_gpu_machine(capsys, monkeypatch):
+    monkeypatch.setattr(Catalog, "gpu", property(lambda self: GpuInfo("H200", 9, 0)))
+    monkeypatch.setattr(Catalog, "tensorrt_version", property(lambda self: None))
+    code, _, err = run(capsys, "build", "sm-sfx")
+    assert code == 2 and "TensorRT is not installed" in err
+
+
+def test_extra_folders_round_trip(capsys, tmp_path, studio_home):
+    folder = tmp_path / "official-models"
+    folder.mkdir()
+    code, out, _ = run(capsys, "add-folder", str(folder))
+    assert code == 0 and str(folder) in out
+    assert folder.resolve() in load_extra_roots(Path(studio_home))
+    from engines.models.inventory import default_catalog
+
+    assert folder.resolve() in default_catalog().roots
+    code, out, _ = run(capsys, "remove-folder", str(folder))
+    assert code == 0 and load_extra_roots(Path(studio_home)) == []
+    save_extra_roots(Path(studio_home), [])
