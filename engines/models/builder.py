@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from engines import catalog, demo
+from engines.backends.tensorrt.engine import make_logger
 from engines.constants import (
     CHANNELS,
     LATENT_CHANNELS,
@@ -189,26 +190,26 @@ def _plan_set(root: Path, arch: str, model_set: catalog.ModelSet, precision: str
     codec_dir = onnx_root / catalog.DECODERS[decoder].subdir
     codec_engines = engines / catalog.DECODERS[decoder].subdir
     tiers = catalog.CODEC_FILES[decoder]
-    planned = False
+    planned = has_encoder = False
     for tier in _codec_tiers(precision, tiers):
         files = tiers[tier]
         # The JIT SAME-L graphs need the Python plugin to parse; build the AOT tiers instead.
         dec = _find_onnx(codec_dir, [s for s in files.decoder
                                      if catalog.JIT_PLUGIN_MARKER not in s])
-        if dec is None:
-            continue
-        tier_precision = "fp8" if tier in ("fp8", "fp8_fast") else \
-            ("fp32" if dec.stem.endswith("fp32") else "fp16")
-        specs.append(BuildSpec(dec, codec_engines / f"{dec.stem}.trt", "decoder",
-                               tier_precision, default_profiles("decoder", wide)))
         enc = _find_onnx(codec_dir, [s for s in files.encoder
                                      if catalog.JIT_PLUGIN_MARKER not in s])
+        fp8_tier = tier in ("fp8", "fp8_fast")
+        # Every fp8 tier present; then the first fp16 tier, or a later one whose encoder the
+        # planned tiers lack (the catalog pairs a decoder and an encoder of one tier).
+        if dec is None or not (fp8_tier or not planned or (enc is not None and not has_encoder)):
+            continue
+        tier_precision = "fp8" if fp8_tier else ("fp32" if dec.stem.endswith("fp32") else "fp16")
+        specs.append(BuildSpec(dec, codec_engines / f"{dec.stem}.trt", "decoder",
+                               tier_precision, default_profiles("decoder", wide)))
         if enc is not None:
             specs.append(BuildSpec(enc, codec_engines / f"{enc.stem}.trt", "encoder",
                                    tier_precision, default_profiles("encoder", wide)))
-        planned = True
-        if tier not in ("fp8", "fp8_fast"):
-            break  # one fp16 tier is enough; the fp8 tiers are all planned when present
+        planned, has_encoder = True, has_encoder or enc is not None
     if not planned:
         raise _missing(model_set.key, codec_dir, f"{tiers['canonical'].decoder[0]}.onnx")
     return specs
@@ -259,8 +260,6 @@ def build_engine(spec: BuildSpec, *, gpu_cc: tuple[int, int], progress: Progress
         raise BuildError(f"The ONNX file '{spec.onnx_path}' does not exist; download the ONNX "
                          "files again.")
     trt = _import_tensorrt()
-    from engines.backends.tensorrt.engine import make_logger
-
     logger = make_logger(trt)
     started = time.monotonic()
     builder = _checked(trt.Builder, logger, what="start the TensorRT builder", logger=logger)
@@ -313,9 +312,9 @@ def build_engine(spec: BuildSpec, *, gpu_cc: tuple[int, int], progress: Progress
     size = _write_engine(spec.engine_path, serialized)
     if timing_cache is not None:
         _save_timing_cache(config, Path(timing_cache))
-    typing = "strongly typed" if strongly_typed else "weakly typed"
+    typed = "strongly typed" if strongly_typed else "weakly typed"
     log.info("Built %s from %s: %s %s, %d profiled input(s), %.1f MiB in %.0f s", spec.label,
-             spec.onnx_path.name, spec.precision, typing, len(dynamic), size / 2**20,
+             spec.onnx_path.name, spec.precision, typed, len(dynamic), size / 2**20,
              time.monotonic() - started)
     return spec.engine_path
 
