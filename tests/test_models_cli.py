@@ -105,3 +105,45 @@ def test_extra_folders_round_trip(capsys, tmp_path, studio_home):
     code, out, _ = run(capsys, "remove-folder", str(folder))
     assert code == 0 and load_extra_roots(Path(studio_home)) == []
     save_extra_roots(Path(studio_home), [])
+
+
+def test_selftest_builds_the_demo_and_needs_a_replay(tmp_path, monkeypatch):
+    """The self-test's flow against the TensorRT fake (the real run needs TensorRT + a GPU)."""
+    import numpy as np
+
+    import engines.backends.tensorrt.backend as trt_backend
+    from engines.models_cli import run_selftest
+    from tests import fake_tensorrt
+
+    fake_tensorrt.install(monkeypatch)
+    paths_seen = []
+
+    class StubBackend:
+        def __init__(self, files, gpu_sm=None):
+            self.files = files
+            self.calls = 0
+
+        def generate(self, request):
+            self.calls += 1
+            paths_seen.append(self.files)
+            path = "capture" if self.calls == 1 else "replay"
+
+            class Result:
+                pcm = np.zeros((10, 2), np.int16)
+                timings_ms = {"total": 12.5 if path == "replay" else 800.0}
+                details = {"path": path}
+                warnings = []
+
+            return Result()
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(trt_backend, "TensorRTBackend", StubBackend)
+    catalog = Catalog(tmp_path, gpu=GpuInfo("H200", 9, 0), tensorrt_version="10.15.1.29")
+    timings = run_selftest(tmp_path, catalog, report=lambda text: None)
+    assert timings["path"] == "replay" and timings["replay_ms"] == 12.5
+    built = sorted(p.name for p in (tmp_path / "sm_90" / "demo").iterdir())
+    assert built == ["dec.trt", "dit_fp32.trt", "enc.trt", "t5gemma.trt"]
+    files = paths_seen[0]
+    assert files.dit.name == "dit_fp32.trt" and files.tokenizer.name == "tokenizer.json"
