@@ -61,13 +61,10 @@ class DownloadWorker(QObject):
     def plan(self, request: dict) -> None:
         try:
             from engines.models import download as dl
-            from engines.models import hub_files
 
-            token = dl.resolve_token()
-            listing = dl.hub_listing(hub_files.REPO, token=token)
-            files = hub_files.plan_files(request["sets"], request["arch"],
-                                         request["precisions"], request["fmt"], listing)
-            self.planned.emit(dl.DownloadPlan.for_files(files))
+            self.planned.emit(dl.plan_download(request["sets"], request["arch"],
+                                               request["precisions"], request["fmt"],
+                                               request["models_dir"]))
         except StudioError as exc:
             self.failed.emit(str(exc))
         except Exception as exc:  # noqa: BLE001 - one sentence, details in the log
@@ -275,7 +272,10 @@ class ModelManagerDialog(QDialog):
             self.say("No NVIDIA GPU was found, so the engine arch is unknown: type the target "
                      "arch (e.g. sm_90) or choose ONNX graphs.")
             return None
-        return {"sets": sets, "precisions": precisions, "fmt": fmt, "arch": arch}
+        from engines import paths
+
+        return {"sets": sets, "precisions": precisions, "fmt": fmt, "arch": arch,
+                "models_dir": Path(paths.models_dir())}
 
     # ------------------------------------------------------------------ downloads
     def request_plan(self) -> None:

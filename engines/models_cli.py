@@ -112,16 +112,10 @@ def cmd_download(args) -> int:
         raise UsageError(f"fp8 engines need FP8 tensor cores (compute capability 8.9+); this "
                          f"GPU is {catalog.gpu.major}.{catalog.gpu.minor}: use fp16.")
     from engines.models import download as dl
-    from engines.models import hub_files
 
     token = dl.resolve_token()
-    listing = dl.hub_listing(hub_files.REPO, token=token)
-    files = hub_files.plan_files(list(args.sets), arch, precisions, fmt, listing)
-    if not files:
-        raise UsageError(f"The hub has no {fmt} files for {', '.join(args.sets)} "
-                         f"({arch or 'onnx'}, {'/'.join(precisions)}); try another --arch or "
-                         f"--onnx.")
-    plan = dl.DownloadPlan.for_files(files)
+    plan = dl.plan_download(list(args.sets), arch, precisions, fmt, models, token=token)
+    files = plan.files
     print(f"{len(files)} file(s), {_human(plan.total_bytes)} in total:")
     for f in files:
         print(f"  {f.path} ({_human(f.size)})")

@@ -109,7 +109,7 @@ class FakeHub:
         for role in ("hub", "cdn"):
             handler = type(f"_{role.title()}Handler", (_Handler,), {"hub": self, "role": role})
             server = _Server(("127.0.0.1", 0), handler)
-            threading.Thread(target=server.serve_forever, name=f"fake-{role}",
+            threading.Thread(target=server.serve_forever, args=(0.05,), name=f"fake-{role}",
                              daemon=True).start()
             self._servers.append(server)
         return self
@@ -199,7 +199,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def send_response(self, code: int, message: str | None = None) -> None:
-        self._status = code
+        self._request.status = code  # before the client can see the answer
         super().send_response(code, message)
 
     # -- dispatch --
@@ -214,15 +214,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._handle()
 
     def _handle(self) -> None:
-        self._status = 0
+        # Logged on arrival, so a test that got its answer always finds the request here.
+        self._request = Request(self.role, self.command, self.path,
+                                {k.lower(): v for k, v in self.headers.items()})
+        self.hub._record(self._request)
         length = int(self.headers.get("Content-Length") or 0)
         self._body = self.rfile.read(length) if length else b""
-        try:
-            self._route()
-        finally:
-            self.hub._record(Request(self.role, self.command, self.path,
-                                     {k.lower(): v for k, v in self.headers.items()},
-                                     self._status))
+        self._route()
 
     def _route(self) -> None:
         url = urlsplit(self.path)

@@ -15,6 +15,7 @@ from engines.models.inventory import (
     machine_report,
     save_extra_roots,
 )
+from tests.test_downloads import hf_env, hub, models  # noqa: F401 - fixtures
 
 
 def run(capsys, *args):
@@ -147,3 +148,22 @@ def test_selftest_builds_the_demo_and_needs_a_replay(tmp_path, monkeypatch):
     assert built == ["dec.trt", "dit_fp32.trt", "enc.trt", "t5gemma.trt"]
     files = paths_seen[0]
     assert files.dit.name == "dit_fp32.trt" and files.tokenizer.name == "tokenizer.json"
+
+
+def test_download_end_to_end_against_a_local_hub(capsys, hub, models):  # noqa: F811
+    """`models download` through HF_ENDPOINT: sizes first, then files where the catalog looks."""
+    models.mkdir(parents=True, exist_ok=True)
+    code, out, err = run(capsys, "--models-dir", str(models), "download", "sm-sfx", "--arch",
+                         "sm_90", "--dry-run")
+    assert code == 0, err
+    assert "in total" in out and "dit_fp16" in out
+    assert not (models / "sm_90").exists()
+    code, out, err = run(capsys, "--models-dir", str(models), "download", "sm-sfx", "--arch",
+                         "sm_90")
+    assert code == 0, err
+    catalog = Catalog(models, gpu=GpuInfo("H200", 9, 0), tensorrt_version="10.15.1.29")
+    answer = catalog.resolve("sm-sfx", backend="tensorrt")
+    assert answer.runnable, answer.reason
+    code, _, err = run(capsys, "--models-dir", str(models), "download", "sm-sfx", "--arch",
+                       "sm_42")
+    assert code == 2 and len(err.strip().splitlines()) == 1

@@ -600,6 +600,8 @@ class _Run:
             try:
                 url, headers, expected = self.locate(remote)
                 self.stream(remote, url, headers, state, expected)
+                if expected and state.have < expected:  # a body that ended early, cleanly
+                    raise _Busy("short body")
                 state.close(sync=True)
                 return expected
             except DownloadError:
