@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.test_downloads import hf_env, hub  # noqa: F401 - fixtures
+
 
 @pytest.fixture
 def dialog(qtbot, tmp_path, monkeypatch):
@@ -51,3 +53,29 @@ def test_add_models_folder(dialog, tmp_path):
     items = [dialog.folders_list.item(i).text() for i in range(dialog.folders_list.count())]
     assert items == [str(folder)]
     assert folder in dialog.controller.catalog.roots
+
+
+def test_download_from_the_dialog_against_a_local_hub(qtbot, hub, monkeypatch, tmp_path):  # noqa: F811
+    """Sizes first, then the download on its own thread, then the set shows up as installed."""
+    monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home2"))
+    from app import build_main_window
+
+    win = build_main_window()
+    qtbot.addWidget(win)
+    try:
+        dialog = win.controller.open_models_dialog()
+        dialog.set_checks["sm-sfx"].setChecked(True)
+        dialog.arch_edit.setText("sm_90")
+        dialog.findChild(object, "showSizesButton").click()
+        qtbot.waitUntil(lambda: dialog.findChild(object, "downloadButton").isEnabled(),
+                        timeout=20000)
+        assert "in total" in dialog.plan_label.text()
+        dialog.findChild(object, "downloadButton").click()
+        qtbot.waitUntil(lambda: "Downloaded" in dialog.message.text(), timeout=20000)
+        assert dialog.total_progress.value() == 100
+        tree = dialog.installed
+        sfx = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+                   if tree.topLevelItem(i).text(0).startswith("sm-sfx:"))
+        assert not sfx.text(1).startswith("0 file")
+    finally:
+        win.controller.shutdown()
