@@ -194,7 +194,7 @@ def main(argv: list[str]) -> int:
     args_list = list(argv)
     if args_list[:1] == ["generate"]:
         args_list = args_list[1:]
-    setup_logging("sa3-studio.cli")
+    setup_logging("sa3-studio.cli", console_level=logging.CRITICAL)
     try:
         args = build_parser().parse_args(args_list)
         return run_generate(args)

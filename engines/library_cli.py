@@ -172,7 +172,7 @@ def main(argv: list[str]) -> int:
     from engines.paths import library_dir, setup_logging
     from engines.store.library import ClipLibrary, LibraryError
 
-    setup_logging("sa3-studio.library")
+    setup_logging("sa3-studio.library", console_level=logging.CRITICAL)
     try:
         args = build_parser().parse_args(list(argv))
         library = ClipLibrary(library_dir())
@@ -195,7 +195,7 @@ def main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # a bug: one line for the user, the traceback for the log
-        log.exception("library command failed")
+        log.info("library command failed", exc_info=True)
         print(f"error: the library command failed unexpectedly ({type(exc).__name__}: {exc}); "
               "details are in the log.", file=sys.stderr)
         return EXIT_FAILED

@@ -292,7 +292,7 @@ def main(argv: list[str]) -> int:
     args_list = list(argv)
     if args_list[:1] == ["models"]:
         args_list = args_list[1:]
-    setup_logging("sa3-studio.models")
+    setup_logging("sa3-studio.models", console_level=logging.CRITICAL)
     try:
         args = build_parser().parse_args(args_list)
         commands = {"list": cmd_list, "download": cmd_download, "build": cmd_build,

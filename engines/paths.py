@@ -81,8 +81,10 @@ class _NoTracebackFormatter(logging.Formatter):
 _installed: list[logging.Handler] = []
 
 
-def setup_logging(name: str) -> logging.Logger:
-    """Send INFO+ (with tracebacks) to the rotating log file and WARNING+ (one line) to stderr.
+def setup_logging(name: str, console_level: int = logging.WARNING) -> logging.Logger:
+    """Send INFO+ (with tracebacks) to the rotating log file and `console_level`+ (one line) to
+    stderr. Command-line tools print their own one-line messages and pass logging.CRITICAL, so
+    a failure never shows up twice.
 
     Safe to call more than once: the handlers it installed before are replaced, so a changed
     $SA3_STUDIO_HOME takes effect. Returns the logger called `name`.
@@ -94,7 +96,7 @@ def setup_logging(name: str) -> logging.Logger:
     _installed.clear()
 
     console = logging.StreamHandler(sys.stderr)
-    console.setLevel(logging.WARNING)
+    console.setLevel(console_level)
     console.setFormatter(_NoTracebackFormatter("%(levelname)s: %(message)s"))
     _installed.append(console)
 
