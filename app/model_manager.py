@@ -30,19 +30,12 @@ from PySide6.QtWidgets import (
 )
 
 from engines.errors import StudioError
+from engines.models.inventory import human_size
 
 log = logging.getLogger(__name__)
 
 DOWNLOAD_SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
 PRECISIONS = ("fp16", "fp32", "fp8")
-
-
-def _human(size: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} GB"
 
 
 class DownloadWorker(QObject):
@@ -243,9 +236,9 @@ class ModelManagerDialog(QDialog):
         self.installed.clear()
         for entry in installed_sets(catalog):
             top = QTreeWidgetItem([f"{entry.model}: {entry.label}",
-                                   f"{len(entry.files)} file(s), {_human(entry.total_bytes)}"])
+                                   f"{len(entry.files)} file(s), {human_size(entry.total_bytes)}"])
             for path, size in entry.files:
-                top.addChild(QTreeWidgetItem([str(path), _human(size)]))
+                top.addChild(QTreeWidgetItem([str(path), human_size(size)]))
             for where, state in entry.runnable.items():
                 top.addChild(QTreeWidgetItem([where, state]))
             self.installed.addTopLevelItem(top)
@@ -291,8 +284,8 @@ class ModelManagerDialog(QDialog):
             self.say("The hub has no files for that choice; try another arch or ONNX graphs.")
             self.download_button.setEnabled(False)
             return
-        lines = [f"{len(plan.files)} file(s), {_human(plan.total_bytes)} in total:"]
-        lines += [f"{f.path} ({_human(f.size)})" for f in plan.files[:12]]
+        lines = [f"{len(plan.files)} file(s), {human_size(plan.total_bytes)} in total:"]
+        lines += [f"{f.path} ({human_size(f.size)})" for f in plan.files[:12]]
         if len(plan.files) > 12:
             lines.append(f"... and {len(plan.files) - 12} more")
         self.plan_label.setText("\n".join(lines))

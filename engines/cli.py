@@ -14,12 +14,20 @@ import logging
 import sys
 from pathlib import Path
 
-from engines.errors import CancelledError, RequestError, StudioError
+from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
+    EXIT_BAD_INPUT,
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    parser_class,
+    run_command,
+)
+from engines.errors import StudioError
 from engines.provenance import build_sidecar, sidecar_path, write_json_atomic
 
 log = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 DECODERS = ("same-s", "same-l", "demo")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
@@ -27,13 +35,7 @@ BACKENDS = ("auto", "onnxruntime", "tensorrt")
 OUT_FORMATS = ("wav16", "wav24", "flac", "ogg")
 
 
-class UsageError(Exception):
-    """argparse refused the command line; the message is already one sentence."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line instead of usage + message
-        raise UsageError(f"{message}; run `python main.py generate --help` for the flags.")
+_Parser = parser_class("python main.py generate --help")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -189,39 +191,7 @@ def _keep_in_library(result, init_audio: Path | None):
 
 def main(argv: list[str]) -> int:
     """argv: ["generate", flags...] or ["--list-models", ...]."""
-    from engines.paths import setup_logging
-
     args_list = list(argv)
     if args_list[:1] == ["generate"]:
         args_list = args_list[1:]
-    setup_logging("sa3-studio.cli", console_level=logging.CRITICAL)
-    try:
-        args = build_parser().parse_args(args_list)
-        return run_generate(args)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except CancelledError as exc:
-        print(f"cancelled: {exc}", file=sys.stderr)
-        return EXIT_CANCELLED
-    except KeyboardInterrupt:
-        print("cancelled: interrupted; nothing was written.", file=sys.stderr)
-        return EXIT_CANCELLED
-    except (RequestError, StudioError) as exc:
-        log.info("refused: %s", exc, exc_info=True)
-        bad_input = not _is_runtime_failure(exc)
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT if bad_input else EXIT_FAILED
-    except Exception as exc:  # a bug: the user gets one line, the log file the traceback
-        log.info("generate failed", exc_info=True)
-        from engines.paths import logs_dir
-
-        print(f"error: generation failed unexpectedly ({type(exc).__name__}: {exc}); details "
-              f"are in {logs_dir()}.", file=sys.stderr)
-        return EXIT_FAILED
-
-
-def _is_runtime_failure(exc: Exception) -> bool:
-    from engines.errors import BackendError
-
-    return isinstance(exc, BackendError)
+    return run_command("generate", lambda: run_generate(build_parser().parse_args(args_list)))

@@ -12,6 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
+from engines.cli_support import UsageError, parser_class
 from engines.errors import StudioError
 
 log = logging.getLogger(__name__)
@@ -20,13 +21,8 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 PROMPT_WIDTH = 60
 
 
-class _UsageError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise _UsageError(f"{message}; run `python main.py library --help` for the commands.")
+_Parser = parser_class("python main.py library --help")
+_UsageError = UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:

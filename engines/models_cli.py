@@ -12,16 +12,15 @@ import threading
 import time
 from pathlib import Path
 
-from engines.cli import EXIT_BAD_INPUT, EXIT_CANCELLED, EXIT_FAILED, EXIT_OK, UsageError
-from engines.errors import BackendError, CancelledError, StudioError
+from engines.cli_support import EXIT_FAILED, EXIT_OK, UsageError, parser_class, run_command
+from engines.errors import BackendError, StudioError
+from engines.models.inventory import human_size
 
 SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
 PRECISIONS = ("fp16", "fp32", "fp8")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:
-        raise UsageError(f"{message}; run `python main.py models --help` for the commands.")
+_Parser = parser_class("python main.py models --help")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,14 +60,6 @@ def _models_dir(args) -> Path:
     return args.models_dir or paths.models_dir()
 
 
-def _human(size: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1000 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} GB"
-
-
 def cmd_list(args) -> int:
     from engines.models.inventory import default_catalog, installed_sets, machine_report
 
@@ -79,9 +70,9 @@ def cmd_list(args) -> int:
     print("Model folders: " + ", ".join(str(r) for r in catalog.roots))
     for entry in installed_sets(catalog):
         print(f"\n{entry.model}: {entry.label} - {len(entry.files)} file(s), "
-              f"{_human(entry.total_bytes)}")
+              f"{human_size(entry.total_bytes)}")
         for path, size in entry.files:
-            print(f"  {path} ({_human(size)})")
+            print(f"  {path} ({human_size(size)})")
         for where, state in entry.runnable.items():
             print(f"  {where}: {state}")
     return EXIT_OK
@@ -116,9 +107,9 @@ def cmd_download(args) -> int:
     token = dl.resolve_token()
     plan = dl.plan_download(list(args.sets), arch, precisions, fmt, models, token=token)
     files = plan.files
-    print(f"{len(files)} file(s), {_human(plan.total_bytes)} in total:")
+    print(f"{len(files)} file(s), {human_size(plan.total_bytes)} in total:")
     for f in files:
-        print(f"  {f.path} ({_human(f.size)})")
+        print(f"  {f.path} ({human_size(f.size)})")
     if args.dry_run:
         return EXIT_OK
     dl.check_disk_space(plan, models)
@@ -130,7 +121,7 @@ def cmd_download(args) -> int:
         if now - last[0] > 0.5 or all_done == all_total:
             last[0] = now
             print(f"\r{name}: {done * 100 // max(total, 1)}% | total "
-                  f"{all_done * 100 // max(all_total, 1)}% of {_human(all_total)}", end="",
+                  f"{all_done * 100 // max(all_total, 1)}% of {human_size(all_total)}", end="",
                   flush=True)
 
     try:
@@ -283,39 +274,17 @@ def cmd_folders(args, add: bool) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """argv: ["models", command, ...]."""
-    import logging
-
-    from engines.paths import setup_logging
-
-    log = logging.getLogger(__name__)
+    """argv: [command, ...] (after "models")."""
     args_list = list(argv)
     if args_list[:1] == ["models"]:
         args_list = args_list[1:]
-    setup_logging("sa3-studio.models", console_level=logging.CRITICAL)
-    try:
+
+    def body() -> int:
         args = build_parser().parse_args(args_list)
         commands = {"list": cmd_list, "download": cmd_download, "build": cmd_build,
                     "selftest": cmd_selftest, "token": cmd_token,
                     "add-folder": lambda a: cmd_folders(a, True),
                     "remove-folder": lambda a: cmd_folders(a, False)}
         return commands[args.command](args)
-    except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except (CancelledError, KeyboardInterrupt):
-        print("\ncancelled: nothing incomplete was left in the models folder.", file=sys.stderr)
-        return EXIT_CANCELLED
-    except BackendError as exc:
-        log.info("failed: %s", exc, exc_info=True)
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except StudioError as exc:
-        log.info("refused: %s", exc, exc_info=True)
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except Exception as exc:  # a bug: one line for the user, the traceback to the log file
-        log.info("models command failed", exc_info=True)
-        print(f"error: the command failed unexpectedly ({type(exc).__name__}: {exc}); details "
-              f"are in the log file.", file=sys.stderr)
-        return EXIT_FAILED
+
+    return run_command("models", body)

@@ -55,6 +55,15 @@ class MachineReport:
         return out
 
 
+def human_size(size: float) -> str:
+    """1234567 -> '1.2 MB' (decimal units, as download sizes are quoted)."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1000 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1000
+    return f"{size:.1f} GB"
+
+
 def _nvml() -> tuple[int | None, int | None, str | None]:
     try:
         import pynvml
