@@ -269,7 +269,9 @@ class StudioController(QObject):
                               f"{SEED_RANGE - 1}.")
         return value
 
-    def build_request(self, seed: int) -> GenerationRequest:
+    def build_request(self, seed: int, init_audio=None) -> GenerationRequest:
+        """The panel as a request; `init_audio` (float) may be passed in so variations share
+        one conversion of the init take."""
         w = self.w
         kwargs = dict(
             prompt=w.prompt_edit.toPlainText(), negative_prompt=w.negative_edit.text(),
@@ -278,7 +280,8 @@ class StudioController(QObject):
             steps=w.steps_spin.value(), seed=seed, cfg=w.cfg_spin.value(),
             apg=w.apg_spin.value())
         if self.init_take is not None:
-            kwargs["init_audio"] = self.init_take.float_audio()
+            kwargs["init_audio"] = init_audio if init_audio is not None \
+                else self.init_take.float_audio()
             if self.spans:
                 kwargs["inpaint_spans"] = list(self.spans)
             else:
@@ -298,7 +301,8 @@ class StudioController(QObject):
         try:
             first = self.start_seed()
             count = self.w.variations_spin.value()
-            requests = [self.build_request((first + i) % SEED_RANGE) for i in range(count)]
+            init = self.init_take.float_audio() if self.init_take is not None else None
+            requests = [self.build_request((first + i) % SEED_RANGE, init) for i in range(count)]
             validate_request(requests[0], get_model_set(requests[0].model).max_seconds)
         except StudioError as exc:
             self.error(str(exc))

@@ -12,17 +12,16 @@ import logging
 import sys
 from pathlib import Path
 
-from engines.cli_support import UsageError, parser_class
+from engines.cli_support import EXIT_FAILED, EXIT_OK, UsageError, parser_class
 from engines.errors import StudioError
 
 log = logging.getLogger(__name__)
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
 PROMPT_WIDTH = 60
 
 
 _Parser = parser_class("python main.py library --help")
-_UsageError = UsageError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +68,7 @@ def _clip(text: str, width: int) -> str:
 
 def run_list(library, args: argparse.Namespace) -> int:
     if args.limit < 1:
-        raise _UsageError(f"--limit {args.limit} shows nothing; give 1 or more.")
+        raise UsageError(f"--limit {args.limit} shows nothing; give 1 or more.")
     filters = {"model": args.model, "favourite": True if args.favourites else None,
                "min_rating": args.min_rating, "include_deleted": args.deleted}
     records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
@@ -165,35 +164,24 @@ def run_export(library, args: argparse.Namespace) -> int:
 
 def main(argv: list[str]) -> int:
     """argv: the words after `library`."""
-    from engines.paths import library_dir, setup_logging
-    from engines.store.library import ClipLibrary, LibraryError
+    from engines.cli_support import run_command
 
-    setup_logging("sa3-studio.library", console_level=logging.CRITICAL)
-    try:
+    def body() -> int:
+        from engines.paths import library_dir
+        from engines.store.library import ClipLibrary
+
         args = build_parser().parse_args(list(argv))
-        library = ClipLibrary(library_dir())
-    except _UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except StudioError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    try:
-        if library.notice:
-            print(f"warning: {library.notice}", file=sys.stderr)
-        handler = {"list": run_list, "show": run_show, "export": run_export}[args.command]
-        return handler(library, args)
-    except _UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except LibraryError as exc:
-        log.info("library: %s", exc, exc_info=True)
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except Exception as exc:  # a bug: one line for the user, the traceback for the log
-        log.info("library command failed", exc_info=True)
-        print(f"error: the library command failed unexpectedly ({type(exc).__name__}: {exc}); "
-              "details are in the log.", file=sys.stderr)
-        return EXIT_FAILED
-    finally:
-        library.close()
+        try:
+            library = ClipLibrary(library_dir())
+        except StudioError as exc:  # the library itself cannot be opened: a failure, not input
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        try:
+            if library.notice:
+                print(f"warning: {library.notice}", file=sys.stderr)
+            handler = {"list": run_list, "show": run_show, "export": run_export}[args.command]
+            return handler(library, args)
+        finally:
+            library.close()
+
+    return run_command("library", body)

@@ -24,6 +24,7 @@ from engines.constants import (
     output_samples,
 )
 from engines.errors import RequestError
+from engines.sampling import span_to_latents
 
 DEFAULT_SECONDS = 5.0
 MIN_SECONDS = 0.1
@@ -208,11 +209,6 @@ def _merge(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     return merged
 
 
-def latent_index(seconds: float) -> int:
-    """Latent boundary nearest to a time, as the reference inpainting code rounds it."""
-    return int(round(seconds * SAMPLE_RATE / SAMPLES_PER_LATENT))
-
-
 def _check_spans(spans: object, seconds: float) -> list[tuple[float, float]]:
     if isinstance(spans, (str, bytes)) or not isinstance(spans, Sequence):
         raise RequestError(f"inpaint spans must be a list of (start, end) pairs in seconds, "
@@ -236,7 +232,7 @@ def _check_spans(spans: object, seconds: float) -> list[tuple[float, float]]:
 def _latent_spans(spans: Sequence[tuple[float, float]]) -> list[tuple[int, int]]:
     result: list[tuple[int, int]] = []
     for start, end in spans:
-        first, stop = latent_index(start), latent_index(end)
+        first, stop = span_to_latents(start, end)
         if stop <= first:
             raise RequestError(
                 f"inpaint span {_fmt(start)}:{_fmt(end)} covers no whole latent: spans are "

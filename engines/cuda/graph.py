@@ -65,11 +65,3 @@ class CapturedGraph:
         if self.exec is not None:
             call("cuGraphExecDestroy", self.exec)
             self.exec = None
-
-
-def capture_status(stream: Stream) -> bool:
-    """True while `stream` is capturing."""
-    drv = driver()
-    info = check(drv.cuStreamGetCaptureInfo(stream.handle), "cuStreamGetCaptureInfo")
-    status = info[0] if isinstance(info, tuple) else info
-    return status == drv.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE

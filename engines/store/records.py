@@ -148,17 +148,6 @@ def _model_label(key: str) -> str:
         return key
 
 
-def _model_label(key: str) -> str:
-    if key == IMPORTED:
-        return "Imported audio"
-    try:
-        from engines.catalog import get_model_set
-
-        return get_model_set(key).label
-    except StudioError:
-        return key
-
-
 def _json_list(text: str | None) -> list:
     value = json.loads(text) if text else []
     return value if isinstance(value, list) else []

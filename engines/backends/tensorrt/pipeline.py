@@ -444,9 +444,6 @@ class GenerationPipeline:
         """GPU time of the last run (events), without copying any output."""
         return self._events[-1].elapsed_ms(self._events[0])
 
-    def device_bytes(self) -> int:
-        return sum(b.capacity for b in self._buffers) + sum(a.nbytes for a in self._arenas)
-
     def free(self) -> None:
         if self.graph is not None:
             self.graph.destroy()
