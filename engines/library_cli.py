@@ -12,7 +12,7 @@ import logging
 import sys
 from pathlib import Path
 
-from engines.cli_support import EXIT_FAILED, EXIT_OK, UsageError, parser_class
+from engines.cli_support import EXIT_FAILED, EXIT_OK, UsageError, parser_class, run_command
 from engines.errors import StudioError
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,6 @@ def run_export(library, args: argparse.Namespace) -> int:
 
 def main(argv: list[str]) -> int:
     """argv: the words after `library`."""
-    from engines.cli_support import run_command
 
     def body() -> int:
         from engines.paths import library_dir
