@@ -134,7 +134,7 @@ def test_false_enqueue_under_capture_falls_back_to_eager(files, module, tmp_path
     finally:
         backend.close()
     assert first.details["path"] == "eager" and again.details["path"] == "eager"
-    assert any("cannot be captured" in w and "dit-double" in w for w in first.warnings)
+    assert any("could not be captured" in w and "dit-double" in w for w in first.warnings)
     ref = cpu_reference(files, request("t2a"))
     assert np.max(np.abs(first.latents - ref.latents)) <= 1e-5 * np.max(np.abs(ref.latents))
 
@@ -153,23 +153,74 @@ def test_silently_dropped_decode_is_detected(files, module, tmp_path):
     assert np.max(np.abs(second.pcm.astype(int) - ref.pcm.astype(int))) <= 1
 
 
-def test_non_capturable_runner_runs_eagerly_with_advice(files, module, tmp_path):
-    from engines.backends.tensorrt.backend import TensorRTBackend
-    from tests.gpu_doubles import make_runners
-
-    def load(f, sm):
-        runners = make_runners(module)
-        runners.decoder.capturable = False
-        runners.decoder.name = "dec_dynamic_triton_swa.trt"
-        return runners
-
-    backend = TensorRTBackend(files, kernel_cache_dir=tmp_path, load_runners=load)
+@pytest.mark.parametrize("enqueue_says", [True, False])
+def test_invalidated_capture_keeps_the_eager_take_and_pins_the_key(files, module, tmp_path,
+                                                                   enqueue_says):
+    # The decoder double synchronizes the capturing stream, as a real engine may: CUDA answers
+    # 900 and invalidates the capture, every later call in it fails with 901, and so does
+    # cuStreamEndCapture. The take made eagerly before the capture must survive.
+    backend = make_backend(files, module, tmp_path,
+                           decoder={"invalidate_under_capture": enqueue_says})
     try:
-        result = backend.generate(request("t2a"))
+        first = backend.generate(request("t2a", seed=3))
+        again = backend.generate(request("t2a", seed=4))
+        other_length = backend.generate(request("t2a", seconds=5.0, seed=4))
     finally:
         backend.close()
-    assert result.details["path"] == "eager"
-    assert any("AOT" in w for w in result.warnings)
+    assert first.details["path"] == again.details["path"] == "eager"
+    assert other_length.details["path"] == "eager"
+    told = [w for w in first.warnings if "could not be captured" in w]
+    assert len(told) == 1 and "CUDA_ERROR_STREAM_CAPTURE" in told[0]
+    assert "dec-double" in told[0]
+    assert not any("could not be captured" in w for w in again.warnings)  # told once per key
+    for result, seed, seconds in ((first, 3, 3.0), (again, 4, 3.0), (other_length, 4, 5.0)):
+        ref = cpu_reference(files, request("t2a", seed=seed, seconds=seconds))
+        assert np.max(np.abs(result.pcm.astype(int) - ref.pcm.astype(int))) <= 1
+
+
+def test_each_graph_keeps_its_own_execution_contexts(files, module, tmp_path):
+    # The doubles keep the last input length in device-side context state, as TensorRT does.
+    # Were one context shared, replaying the 3 s graph after the 10 s one set its shapes would
+    # read the 10 s state and the replay check (or the comparison below) would fail.
+    backend = make_backend(files, module, tmp_path, cache_size=3)
+    try:
+        short = backend.generate(request("t2a", seconds=3.0))
+        long = backend.generate(request("t2a", seconds=10.0))
+        short_again = backend.generate(request("t2a", seconds=3.0))
+        long_again = backend.generate(request("t2a", seconds=10.0))
+        dit = backend.runners.dit
+        assert len(dit.contexts) == 2  # one per graph key
+    finally:
+        backend.close()
+    assert short.details["path"] == long.details["path"] == "capture"
+    assert short_again.details["path"] == long_again.details["path"] == "replay"
+    np.testing.assert_array_equal(short_again.pcm, short.pcm)
+    np.testing.assert_array_equal(long_again.pcm, long.pcm)
+    ref = cpu_reference(files, request("t2a", seconds=3.0))
+    assert np.max(np.abs(short_again.pcm.astype(int) - ref.pcm.astype(int))) <= 1
+
+
+def test_inputs_are_bound_in_the_types_the_engines_declare(files, module, tmp_path):
+    # t and t5_mask declared float16, seconds_total and limiter_ceiling bfloat16: the doubles
+    # widen what they are given, so fp32 bits bound to them would read as garbage.
+    backend = make_backend(
+        files, module, tmp_path,
+        dit={"input_types": {"t": "float16", "t5_mask": "float16",
+                             "seconds_total": "bfloat16"}},
+        decoder={"input_types": {"limiter_ceiling": "bfloat16"}})
+    req = request("cfg_inpaint")
+    try:
+        first = backend.generate(req)
+        second = backend.generate(req)
+    finally:
+        backend.close()
+    assert first.details["path"] == "capture" and second.details["path"] == "replay"
+    np.testing.assert_array_equal(second.pcm, first.pcm)
+    ref = cpu_reference(files, req)
+    scale = np.max(np.abs(ref.latents))
+    assert np.max(np.abs(second.latents - ref.latents)) <= 2e-2 * scale  # fp16 sigma rounding
+    peak = np.max(np.abs(ref.pcm.astype(int)))
+    assert np.max(np.abs(second.pcm.astype(int) - ref.pcm.astype(int))) <= 0.02 * peak
 
 
 def test_non_finite_output_is_an_error(files, module, tmp_path):

@@ -42,7 +42,7 @@ def nvrtc() -> Any:
     return rtc
 
 
-def _error_name(err: Any) -> str:
+def error_name(err: Any) -> str:
     drv = driver()
     if isinstance(err, drv.CUresult):
         res = drv.cuGetErrorName(err)
@@ -68,7 +68,7 @@ def check(result: Any, call: str = "") -> Any:
     else:
         err, values = result, ()
     if not _is_success(err):
-        raise CudaError(_error_name(err), call)
+        raise CudaError(error_name(err), call)
     if not values:
         return None
     return values[0] if len(values) == 1 else values

@@ -10,10 +10,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from engines.cuda.api import CudaError, call, check, driver
+from engines.cuda.api import CudaError, call, check, driver, error_name
 from engines.cuda.stream import Stream
 
 log = logging.getLogger(__name__)
+
+
+class CaptureFailed(CudaError):
+    """CUDA refused the capture (typically CUDA_ERROR_STREAM_CAPTURE_INVALIDATED after a call
+    that capture forbids). The capture was ended and nothing of it kept; the stream is usable."""
 
 
 class CapturedGraph:
@@ -25,17 +30,31 @@ class CapturedGraph:
     def capture(self, stream: Stream, record: Callable[[], None]) -> None:
         """Run `record()` under stream capture and (re)build the executable graph from it.
 
-        If `record` raises, capture is ended and discarded and the exception propagates.
+        The capture is always ended, even when `record` raises, or the stream would stay
+        unusable. A CUDA error while recording or ending (a capture-illegal call makes every
+        later call in the capture fail with 901) becomes CaptureFailed with the first error's
+        name; any other exception propagates as it is. Nothing of a failed capture is kept.
         """
         drv = driver()
         mode = drv.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
         call("cuStreamBeginCapture", stream.handle, mode)
-        graph = None
+        failure: BaseException | None = None
         try:
             record()
-        finally:
-            # Always end capture, even on error, or the stream stays unusable.
-            graph = check(drv.cuStreamEndCapture(stream.handle), "cuStreamEndCapture")
+        except BaseException as err:  # noqa: BLE001 - re-raised below, after ending capture
+            failure = err
+        ended = drv.cuStreamEndCapture(stream.handle)
+        graph = ended[1] if len(ended) > 1 else None
+        ended_ok = int(ended[0]) == 0
+        if failure is not None or not ended_ok:
+            if graph is not None:
+                check(drv.cuGraphDestroy(graph), "cuGraphDestroy")
+            if isinstance(failure, CudaError):
+                raise CaptureFailed(failure.name, failure.call, "during capture") from failure
+            if failure is not None:
+                raise failure
+            name = error_name(ended[0])
+            raise CaptureFailed(name, "cuStreamEndCapture", "the capture was invalidated")
         try:
             self._install(graph)
         finally:

@@ -18,7 +18,7 @@ from engines.paths import resources_dir
 log = logging.getLogger(__name__)
 
 DEMO_LABEL = "Demo (procedural, not Stable Audio 3)"
-BUILDER_VERSION = 2
+BUILDER_VERSION = 3  # 3: the codec DFT is factored into MatMuls (TensorRT has no DFT)
 STAMP_NAME = "demo_version.json"
 TEXT_ENCODER_FILE = "t5gemma.onnx"
 DIT_FILE = "dit_fp32.onnx"

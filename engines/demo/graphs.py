@@ -13,6 +13,10 @@ The DiT is the exact posterior-mean denoiser of a Gaussian "data distribution" w
 spread come from the prompt (band envelopes built from the embedding's sound parameters), with an
 empirical-Wiener term that trusts the parts of x standing clearly above the noise level, so
 audio-to-audio keeps what it should. The codec is the band vocoder described in `layout`.
+
+Every operator used is one TensorRT 10's ONNX parser imports (test_demo_models keeps a list), so
+`models selftest` can build the same graphs into engines; that is why the codec's transform is a
+factored DFT of MatMuls rather than ONNX's DFT operator.
 """
 
 from __future__ import annotations
@@ -39,6 +43,11 @@ PRIOR_FLOOR = 0.05  # std every latent element may take, whatever the prompt
 POOL_FRAMES = 7  # frames pooled (with both stereo channels) to tell signal from noise
 TRUST_RATIO = 3.5  # pooled power over noise power that counts as signal (chance ~3e-6)
 MAX_SIGNAL_VAR = 36.0  # the largest variance a latent element is believed to have
+DFT_LENGTH = 2 * N  # the codec's transform length (one MDCT frame)
+DFT_ROWS = 64  # P of the four-step DFT, DFT_LENGTH = P * Q: both small dense DFTs stay tiny
+DFT_COLS = DFT_LENGTH // DFT_ROWS  # Q
+
+Complex = tuple[str, str]  # (real part, imaginary part) tensor names of one complex tensor
 
 
 class GraphBuilder:
@@ -303,6 +312,60 @@ def dit_model() -> onnx.ModelProto:
     )
 
 
+# --------------------------------------------------------------------------- factored DFT
+# TensorRT imports no ONNX DFT, and a dense 8192-point basis would be a 100+ MB initializer. The
+# "four-step" factorisation needs only a P-point and a Q-point DFT matrix plus a (P, Q) twiddle:
+# with n = Q*n1 + n2 and m = m1 + P*m2,
+#   X[m1 + P*m2] = sum_n2 W_Q^(n2*m2) * W_M^(n2*m1) * sum_n1 W_P^(n1*m1) * x[Q*n1 + n2].
+# Known zeros in x (a zero-padded tail) and unwanted bins (a discarded half) shrink the matrices.
+def _unit_roots(sign: int, rows: np.ndarray, cols: np.ndarray, length: int) -> np.ndarray:
+    """exp(sign * 2 pi i * row * col / length) as a complex (len(rows), len(cols)) matrix."""
+    return np.exp(sign * 2j * np.pi * np.outer(rows, cols) / length)
+
+
+def _complex_matmul_left(g: GraphBuilder, matrix: np.ndarray, z: Complex) -> Complex:
+    """matrix @ z over the second-to-last axis, as one real MatMul of stacked [re; im]."""
+    block = np.block([[matrix.real, -matrix.imag], [matrix.imag, matrix.real]])
+    out = g.op("MatMul", g.const(block), g.op("Concat", *z, axis=-2))
+    rows = matrix.shape[0]
+    return (g.slice(out, [0], [rows], [-2]), g.slice(out, [rows], [2 * rows], [-2]))
+
+
+def _complex_matmul_right(g: GraphBuilder, z: Complex, matrix: np.ndarray) -> Complex:
+    """z @ matrix over the last axis, as one real MatMul of side-by-side [re | im]."""
+    block = np.block([[matrix.real, matrix.imag], [-matrix.imag, matrix.real]])
+    out = g.op("MatMul", g.op("Concat", *z, axis=-1), g.const(block))
+    cols = matrix.shape[1]
+    return (g.slice(out, [0], [cols], [-1]), g.slice(out, [cols], [2 * cols], [-1]))
+
+
+def _complex_scale(g: GraphBuilder, z: Complex, factor: np.ndarray) -> Complex:
+    """Elementwise z * factor for a constant complex factor."""
+    re, im = z
+    fr, fi = g.const(factor.real), g.const(factor.imag)
+    return (g.sub(g.mul(re, fr), g.mul(im, fi)), g.add(g.mul(re, fi), g.mul(im, fr)))
+
+
+def _dft(g: GraphBuilder, z: Complex, inputs: int, outputs: int, inverse: bool = False) -> Complex:
+    """Unnormalised DFT of length DFT_LENGTH along the last axis: (..., inputs) -> (B, outputs).
+
+    Only the first `inputs` samples may be non-zero (a multiple of Q: the rest are taken as zero)
+    and only the first `outputs` bins are returned (a multiple of P). Leading axes are flattened
+    into one batch axis B. `inverse` flips the sign of the exponent (no 1/length factor).
+    """
+    sign = 1 if inverse else -1
+    p, q = DFT_ROWS, DFT_COLS
+    n1, m2 = np.arange(inputs // q), np.arange(outputs // p)
+    grid = g.ints(-1, len(n1), q)
+    rows = (g.op("Reshape", z[0], grid), g.op("Reshape", z[1], grid))  # (B, n1, n2)
+    z = _complex_matmul_left(g, _unit_roots(sign, np.arange(p), n1, p), rows)  # (B, m1, n2)
+    z = _complex_scale(g, z, _unit_roots(sign, np.arange(p), np.arange(q), DFT_LENGTH))
+    z = _complex_matmul_right(g, z, _unit_roots(sign, np.arange(q), m2, q))  # (B, m1, m2)
+    flat = g.ints(-1, outputs)  # bin m1 + P * m2: m2 becomes the slow axis
+    return (g.op("Reshape", g.op("Transpose", z[0], perm=[0, 2, 1]), flat),
+            g.op("Reshape", g.op("Transpose", z[1], perm=[0, 2, 1]), flat))
+
+
 # --------------------------------------------------------------------------- codec
 def _mdct_grid() -> tuple[np.ndarray, np.ndarray, float, np.ndarray]:
     """Sample index n (2N), bin index k (N), the MDCT phase offset n0, and the sine window."""
@@ -334,11 +397,9 @@ def encoder_model() -> onnx.ModelProto:
     frames = g.op("Concat", segments, following, axis=2)  # (2, L, 2N), circular
     re = g.mul(frames, g.const(win * np.cos(np.pi * n / (2 * N))))
     im = g.mul(frames, g.const(-win * np.sin(np.pi * n / (2 * N))))
-    z = g.op("Concat", g.op("Unsqueeze", re, g.ints(-1)), g.op("Unsqueeze", im, g.ints(-1)),
-             axis=-1)
-    spec = g.op("DFT", g.op("Reshape", z, g.ints(-1, 2 * N, 2)), axis=1)
-    zr = g.op("Reshape", g.slice(spec, [0, 0], [N, 1], [1, 2]), g.ints(2, -1, N))
-    zi = g.op("Reshape", g.slice(spec, [0, 1], [N, 2], [1, 2]), g.ints(2, -1, N))
+    spec = _dft(g, (re, im), inputs=2 * N, outputs=N)  # the MDCT needs only the first N bins
+    zr = g.op("Reshape", spec[0], g.ints(2, -1, N))
+    zi = g.op("Reshape", spec[1], g.ints(2, -1, N))
     phi = np.pi * n0 * (k + 0.5) / N
     scale = np.sqrt(2.0 / N)
     coeffs = g.add(g.mul(zr, g.const(scale * np.cos(phi))), g.mul(zi, g.const(scale * np.sin(phi))))
@@ -380,15 +441,11 @@ def decoder_model() -> onnx.ModelProto:
                    g.op("MatMul", pair(2 * lay.BANDS), g.const(lay.tone_onehot())))  # (2, L, N)
     re = g.mul(coeffs, g.const(np.cos(np.pi * n0 * k / N)))
     im = g.mul(coeffs, g.const(np.sin(np.pi * n0 * k / N)))
-    pads = g.ints(0, 0, 0, 0, 0, N)
-    re = g.op("Pad", re, pads)
-    im = g.op("Pad", im, pads)
-    spec = g.op("Concat", g.op("Unsqueeze", re, g.ints(-1)), g.op("Unsqueeze", im, g.ints(-1)),
-                axis=-1)
-    wave = g.op("DFT", g.op("Reshape", spec, g.ints(-1, 2 * N, 2)), axis=1, inverse=1)
-    yr = g.op("Reshape", g.slice(wave, [0], [1], [2]), g.ints(2, -1, 2 * N))
-    yi = g.op("Reshape", g.slice(wave, [1], [2], [2]), g.ints(2, -1, 2 * N))
-    amp = np.sqrt(2.0 / N) * win * 2 * N
+    # The spectrum's upper half is zero: the DFT skips it rather than padding.
+    wave = _dft(g, (re, im), inputs=N, outputs=2 * N, inverse=True)
+    yr = g.op("Reshape", wave[0], g.ints(2, -1, 2 * N))
+    yi = g.op("Reshape", wave[1], g.ints(2, -1, 2 * N))
+    amp = np.sqrt(2.0 / N) * win
     ang = np.pi * (n + n0) / (2 * N)
     frames = g.sub(g.mul(yr, g.const(amp * np.cos(ang))), g.mul(yi, g.const(amp * np.sin(ang))))
     first = g.slice(frames, [0], [N], [2])

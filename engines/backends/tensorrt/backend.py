@@ -16,12 +16,8 @@ from engines import sampling
 from engines.backends.base import CancelFn, GenerationResult, ProgressFn
 from engines.backends.tensorrt.graph_cache import DEFAULT_CAPACITY, GraphCache, run_generation
 from engines.backends.tensorrt.kernels import SamplerKernels
-from engines.backends.tensorrt.pipeline import (
-    GenerationPipeline,
-    GraphKey,
-    PipelineInputs,
-    Runners,
-)
+from engines.backends.tensorrt.pipeline import GenerationPipeline
+from engines.backends.tensorrt.pipeline_data import GraphKey, PipelineInputs, Runners
 from engines.catalog import EngineFiles
 from engines.constants import TEXT_TOKENS
 from engines.cuda.api import ensure_context, mem_info
@@ -34,20 +30,27 @@ from engines.tokenizer import PromptTokenizer
 log = logging.getLogger(__name__)
 
 TOKEN_CACHE_SIZE = 64
-JIT_PLUGIN_NOTE = ("The SAME-L engine '{name}' is a JIT plugin build that cannot be captured in "
-                   "a CUDA graph, so it runs stage by stage (slower); rebuild it ahead of time "
-                   "(AOT) with `python main.py models build` for the fast path.")
 
 
 def load_trt_runners(files: EngineFiles, gpu_sm: str | None) -> Runners:
     from engines.backends.tensorrt.engine import TrtEngine
 
-    def load(path, jit=False):
-        return TrtEngine(path, gpu_sm=gpu_sm, jit_plugin=jit) if path is not None else None
+    loaded: list[TrtEngine] = []
 
-    return Runners(text=load(files.text_encoder), dit=load(files.dit),
-                   decoder=load(files.decoder, files.jit_plugin),
-                   encoder=load(files.encoder, files.jit_plugin))
+    def load(path):
+        if path is None:
+            return None
+        engine = TrtEngine(path, gpu_sm=gpu_sm)
+        loaded.append(engine)
+        return engine
+
+    try:
+        return Runners(text=load(files.text_encoder), dit=load(files.dit),
+                       decoder=load(files.decoder), encoder=load(files.encoder))
+    except BaseException:
+        for engine in loaded:  # a failed load must not keep the others' VRAM
+            engine.close()
+        raise
 
 
 def resident_vram_bytes() -> int | None:
@@ -96,14 +99,21 @@ class TensorRTBackend:
             return
         ensure_context()
         self.stream = Stream()
-        self.kernels = SamplerKernels(self._kernel_cache_dir)
-        self.runners = self._load_runners(self.files, self._gpu_sm)
+        try:
+            self.kernels = SamplerKernels(self._kernel_cache_dir)
+        except BaseException:
+            self.stream.free()
+            raise
+        try:
+            self.runners = self._load_runners(self.files, self._gpu_sm)
+        except BaseException:  # a refused engine leaves nothing allocated behind
+            self.kernels.free()
+            self.stream.free()
+            raise
         need = max(r.scratch_bytes for r in self.runners.all())
-        # Engines run one after another on one stream, so they share one scratch allocation.
+        # Every context of every engine and graph key runs one after another on one stream,
+        # so they all share one scratch allocation sized for the largest engine.
         self.scratch = DeviceBuffer(need) if need else None
-        for runner in self.runners.all():
-            if runner.scratch_bytes:
-                runner.bind_scratch(self.scratch.ptr, self.scratch.capacity)
         self.cache = GraphCache(self._cache_size)
         self._ready = True
 
@@ -163,13 +173,11 @@ class TensorRTBackend:
         warnings: list[str] = []
         inputs = self.inputs_for(request, warnings)
         key = self.key_for(request)
-        jit = [r.name for r in self.runners.all() if not r.capturable]
         report("sample", 0, request.steps)
+        scratch = None if self.scratch is None else (self.scratch.ptr, self.scratch.capacity)
         out, path = run_generation(
             self.cache, key, lambda k: GenerationPipeline(k, self.runners, self.kernels,
-                                                          self.stream),
-            inputs, allow_graph=not jit,
-            eager_reason=JIT_PLUGIN_NOTE.format(name=jit[0]) if jit else None)
+                                                          self.stream, scratch), inputs)
         report("text", 1, 1)
         report("sample", request.steps, request.steps)
         report("decode", 1, 1)

@@ -18,9 +18,14 @@ import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from engines.backends.tensorrt.load_errors import describe_load_failure
+from engines.backends.tensorrt.version import require_supported
 from engines.errors import BackendError
+
+if TYPE_CHECKING:
+    from engines.backends.tensorrt.context import TrtContext
 
 log = logging.getLogger(__name__)
 
@@ -37,18 +42,11 @@ _TRT_DTYPES = {
     "INT32": "int32", "INT8": "int8", "UINT8": "uint8", "BOOL": "bool", "FP8": "fp8",
 }
 
-# Engines built with the SAME-L JIT plugin call back into Python on every enqueue.
-_JIT_PLUGIN_MARKERS = ("triton_swa",)
+# Engines built with the SAME-L JIT plugin call back into Python on every enqueue and need the
+# official Triton plugin registered through tensorrt.plugin before they even deserialize.
+JIT_PLUGIN_MARKER = "triton_swa"
 
 _ARCH_FOLDER = re.compile(r"^sm_\d+$")
-_DEVICE_PATTERN = re.compile(r"incompatible device|compute capability|expecting compute", re.I)
-_COMPUTE_PAIR = re.compile(r"expecting compute (\d+)\.(\d+) got compute (\d+)\.(\d+)", re.I)
-_PLUGIN_PATTERN = re.compile(r"plugin|creator", re.I)
-_MAGIC_PATTERN = re.compile(r"magic ?tag", re.I)
-_VERSION_PATTERN = re.compile(r"version|serializ", re.I)
-_LIBRARY_VERSIONS = re.compile(
-    r"expecting library version (\d[\d.]*\d) got (\d[\d.]*\d)?", re.I
-)
 
 
 class EngineError(BackendError):
@@ -94,14 +92,12 @@ class TensorSpec:
 
 
 @runtime_checkable
-class EngineRunner(Protocol):
-    """What the captured pipeline drives. TrtEngine implements it over TensorRT; GPU tests
-    implement doubles with the same methods."""
+class ContextRunner(Protocol):
+    """One execution context as the captured pipeline drives it: TrtContext over TensorRT, and
+    the GPU tests' doubles. Each captured graph owns its own contexts."""
 
     name: str
     specs: dict[str, TensorSpec]
-    capturable: bool  # False for JIT SAME-L plugin engines: run eagerly, never captured
-    scratch_bytes: int  # device memory needed from the shared scratch allocation
 
     def bind_scratch(self, ptr: int, size: int) -> None: ...
 
@@ -112,6 +108,20 @@ class EngineRunner(Protocol):
     def set_address(self, name: str, ptr: int) -> bool: ...
 
     def enqueue(self, stream_handle: int) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class EngineRunner(Protocol):
+    """One loaded engine: its I/O, the scratch memory its contexts need, and a factory of
+    contexts. TrtEngine implements it over TensorRT; GPU tests implement doubles."""
+
+    name: str
+    specs: dict[str, TensorSpec]
+    scratch_bytes: int  # device memory needed from the shared scratch allocation
+
+    def create_context(self) -> ContextRunner: ...
 
     def close(self) -> None: ...
 
@@ -198,6 +208,7 @@ def _import_tensorrt() -> Any:
             f"TensorRT is not installed ({err}); install sa3-studio[tensorrt] or use the "
             "ONNX Runtime backend."
         ) from err
+    require_supported(trt)  # TensorRT 11 and others: one sentence, not an AttributeError later
     return trt
 
 
@@ -205,7 +216,7 @@ def _version(trt: Any) -> str:
     return str(getattr(trt, "__version__", "unknown"))
 
 
-def _as_shape(dims: Any) -> tuple[int, ...] | None:
+def as_shape(dims: Any) -> tuple[int, ...] | None:
     """A TensorRT Dims as a tuple, or None for the invalid Dims{-1} TensorRT returns on error
     (its len() raises, because __len__ gives -1)."""
     try:
@@ -213,6 +224,17 @@ def _as_shape(dims: Any) -> tuple[int, ...] | None:
     except (TypeError, ValueError):
         return None
     return tuple(int(dims[i]) for i in range(count))
+
+
+def jit_engine_refusal(path: Path) -> str:
+    """The sentence for a JIT SAME-L engine: which AOT files replace it, and how to get them."""
+    from engines.catalog import CODEC_FILES
+
+    aot = CODEC_FILES["same-l"]["canonical"]
+    return (f"'{_short(Path(path))}' is a JIT SAME-L engine, which needs its Triton plugin "
+            "registered from Python and cannot run in SA3 Studio; use the AOT engines "
+            f"{aot.decoder[0]}.trt and {aot.encoder[0]}.trt instead (`python main.py models "
+            "download medium` fetches them).")
 
 
 def _short(path: Path) -> str:
@@ -227,23 +249,25 @@ def _folder_sm(path: Path) -> str | None:
     return None
 
 
-def _fmt(shape: tuple[int, ...]) -> str:
+def fmt_shape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(dim) for dim in shape) + ")"
 
 
 # ---- the engine --------------------------------------------------------------------------------
 
 class TrtEngine:
-    """One deserialized engine and its user-managed execution context (EngineRunner)."""
+    """One deserialized engine, its discovered I/O, and the execution contexts made from it
+    (EngineRunner). JIT SAME-L plugin engines are refused: SA3 Studio uses the AOT builds."""
 
-    def __init__(self, path: Path, *, gpu_sm: str | None = None, jit_plugin: bool = False,
-                 runtime: Any = None, logger: Any = None) -> None:
-        trt = _import_tensorrt()
+    def __init__(self, path: Path, *, gpu_sm: str | None = None, runtime: Any = None,
+                 logger: Any = None) -> None:
         self.path = Path(path)
         self.name = self.path.name
+        if JIT_PLUGIN_MARKER in self.name:
+            raise EngineError(jit_engine_refusal(self.path))
+        trt = _import_tensorrt()
         self.gpu_sm = gpu_sm
         self.trt_version = _version(trt)
-        self.capturable = not (jit_plugin or any(m in self.name for m in _JIT_PLUGIN_MARKERS))
         if runtime is None:
             if logger is None:
                 runtime, logger = shared_runtime(trt)
@@ -251,12 +275,7 @@ class TrtEngine:
                 runtime = trt.Runtime(logger)  # the caller's logger, so its errors stay theirs
         self._logger = logger
         self._engine: Any = None
-        self._context: Any = None
-        self._addresses: dict[str, int] = {}
-        self._input_shapes: dict[str, tuple[int, ...]] = {}
-        self._shapes_verified = False
-        self._scratch: tuple[int, int] | None = None
-
+        self._contexts: list[TrtContext] = []
         self.specs: dict[str, TensorSpec] = {}
         self.scratch_bytes = 0
         self._engine = self._deserialize(trt, runtime)
@@ -266,25 +285,28 @@ class TrtEngine:
             if memory is None:  # TensorRT before 10.1
                 memory = self._engine.device_memory_size
             self.scratch_bytes = int(memory)
-            self._context = self._create_context(trt)
         except BaseException:
             self.close()
             raise
         log.info("Loaded %s", self.describe())
 
-    # -- loading --
+    # -- the logger's errors, for sentences that name TensorRT's reason --
 
-    def _mark(self) -> int:
+    def log_mark(self) -> int:
+        """A mark for `errors_since`: how many errors TensorRT logged so far."""
         return self._logger.error_count if hasattr(self._logger, "error_count") else 0
 
-    def _errors(self, mark: int) -> list[str]:
+    def errors_since(self, mark: int) -> list[str]:
         if hasattr(self._logger, "errors_since"):
             return list(self._logger.errors_since(mark))
         return []
 
-    def _reason(self, mark: int) -> str:
-        errors = self._errors(mark)
+    def reason_since(self, mark: int) -> str:
+        """' (last TensorRT error)' since `mark`, or '' when TensorRT logged none."""
+        errors = self.errors_since(mark)
         return f" ({errors[-1].strip().rstrip('.')})" if errors else ""
+
+    # -- loading --
 
     def _deserialize(self, trt: Any, runtime: Any) -> Any:
         shown = _short(self.path)
@@ -297,7 +319,7 @@ class TrtEngine:
             ) from err
         if not data:
             raise EngineError(f"The engine file '{shown}' is empty; download it again.")
-        mark = self._mark()
+        mark = self.log_mark()
         try:
             engine = runtime.deserialize_cuda_engine(data)
         except Exception as err:  # TensorRT reports through the logger, but be safe
@@ -306,66 +328,13 @@ class TrtEngine:
         else:
             extra = []
         if engine is None:
-            raise self._load_error(self._errors(mark) + extra)
+            raise self._load_error(self.errors_since(mark) + extra)
         return engine
 
     def _load_error(self, errors: list[str]) -> EngineError:
         """Turn TensorRT's log of a failed deserialize into one actionable sentence."""
-        shown = _short(self.path)
-        text = " ".join(errors)
-        folder_sm = _folder_sm(self.path)
-        gpu_sm = self.gpu_sm
-        built_sm = folder_sm
-        pair = _COMPUTE_PAIR.search(text)
-        if pair:
-            gpu_sm = gpu_sm or f"sm_{pair.group(1)}{pair.group(2)}"
-            built_sm = f"sm_{pair.group(3)}{pair.group(4)}"
-        if _DEVICE_PATTERN.search(text) or (folder_sm and gpu_sm and folder_sm != gpu_sm):
-            built = built_sm or "another GPU architecture"
-            here = gpu_sm or "this GPU's"
-            folder = f"models/{gpu_sm}" if gpu_sm else "the models folder of this GPU"
-            return EngineError(
-                f"'{shown}' was built for {built} but this GPU is {here}; use the engines in "
-                f"{folder} or rebuild them."
-            )
-        if _PLUGIN_PATTERN.search(text):
-            return EngineError(
-                f"'{shown}' uses the SAME-L JIT plugin, which needs tensorrt.plugin, torch and "
-                "triton installed here; install them or rebuild the engine AOT so the plugin "
-                "is embedded."
-            )
-        if _MAGIC_PATTERN.search(text):
-            return EngineError(
-                f"'{shown}' is not an engine TensorRT {self.trt_version} can read (damaged, or "
-                "built with another TensorRT version); download it again or rebuild it."
-            )
-        if _VERSION_PATTERN.search(text):
-            versions = _LIBRARY_VERSIONS.search(text)
-            built = versions.group(2) if versions else None
-            origin = f"TensorRT {built}" if built else "another TensorRT version"
-            return EngineError(
-                f"'{shown}' was built with {origin} but TensorRT {self.trt_version} is "
-                f"installed; download engines built for TensorRT {self.trt_version} or rebuild "
-                "them."
-            )
-        reason = f" ({errors[-1].strip().rstrip('.')})" if errors else " (no reason was logged)"
-        return EngineError(
-            f"TensorRT {self.trt_version} could not load '{shown}'{reason}; download the "
-            "engine again or rebuild it."
-        )
-
-    def _create_context(self, trt: Any) -> Any:
-        # USER_MANAGED: TensorRT allocates nothing; bind_scratch hands it the shared scratch.
-        mark = self._mark()
-        context = self._engine.create_execution_context(
-            trt.ExecutionContextAllocationStrategy.USER_MANAGED
-        )
-        if context is None:
-            raise EngineError(
-                f"TensorRT could not create an execution context for '{_short(self.path)}'"
-                f"{self._reason(mark)}; close other GPU programs or restart SA3 Studio."
-            )
-        return context
+        return EngineError(describe_load_failure(
+            _short(self.path), errors, self.trt_version, _folder_sm(self.path), self.gpu_sm))
 
     def _discover(self, trt: Any) -> dict[str, TensorSpec]:
         engine = self._engine
@@ -382,7 +351,7 @@ class TrtEngine:
                     f"'{shown}' has tensor '{name}' of type {dtype_name}, which SA3 Studio does "
                     "not handle; use an engine built with float, half, bf16, fp8 or integer I/O."
                 )
-            shape = _as_shape(engine.get_tensor_shape(name))
+            shape = as_shape(engine.get_tensor_shape(name))
             if shape is None:
                 raise EngineError(f"TensorRT gave no shape for '{name}' in '{shown}'; rebuild it.")
             profile = None
@@ -397,28 +366,12 @@ class TrtEngine:
         shown = _short(self.path)
         if int(self._engine.num_optimization_profiles) < 1:
             raise EngineError(f"'{shown}' has dynamic input '{name}' but no profile; rebuild it.")
-        shapes = [_as_shape(dims) for dims in self._engine.get_tensor_profile_shape(name, 0)]
+        shapes = [as_shape(dims) for dims in self._engine.get_tensor_profile_shape(name, 0)]
         if len(shapes) != 3 or any(s is None or len(s) != len(shape) for s in shapes):
             raise EngineError(
                 f"TensorRT gave no valid profile for input '{name}' of '{shown}'; rebuild it."
             )
         return (shapes[0], shapes[1], shapes[2])  # type: ignore[return-value]
-
-    # -- EngineRunner --
-
-    def _live_context(self) -> Any:
-        if self._context is None:
-            raise EngineError(f"'{self.name}' was closed; load it again.")
-        return self._context
-
-    def _spec(self, name: str) -> TensorSpec:
-        spec = self.specs.get(name)
-        if spec is None:
-            raise EngineError(
-                f"'{self.name}' has no tensor '{name}' (it has {', '.join(self.specs)}); "
-                "check the engine matches the model."
-            )
-        return spec
 
     @property
     def input_names(self) -> list[str]:
@@ -428,154 +381,37 @@ class TrtEngine:
     def output_names(self) -> list[str]:
         return [name for name, spec in self.specs.items() if not spec.is_input]
 
-    def bind_scratch(self, ptr: int, size: int) -> None:
-        context = self._live_context()
-        if size < self.scratch_bytes:
-            raise EngineError(
-                f"'{self.name}' needs {self.scratch_bytes} bytes of scratch memory but was given "
-                f"{size}; allocate the shared scratch for the largest engine."
-            )
-        if self._scratch == (ptr, size):
-            return
-        mark = self._mark()
-        setter = getattr(context, "set_device_memory", None)
-        if setter is not None:
-            result = setter(ptr, size)
-        else:  # TensorRT before 10.1 has only the size-less property
-            context.device_memory = ptr
-            result = None
-        errors = self._errors(mark)
-        if result is False or errors:
-            raise EngineError(
-                f"TensorRT refused the scratch memory for '{self.name}'{self._reason(mark)}; "
-                "the allocation must be 256-byte aligned and large enough."
-            )
-        self._scratch = (ptr, size)
+    @property
+    def closed(self) -> bool:
+        return self._engine is None
 
-    def set_input_shape(self, name: str, shape: tuple[int, ...]) -> None:
-        context = self._live_context()
-        spec = self._spec(name)
-        shape = tuple(int(dim) for dim in shape)
-        if not spec.is_input:
-            raise EngineError(f"'{name}' is an output of '{self.name}'; only inputs take shapes.")
-        if len(shape) != len(spec.shape) or any(
-            want >= 0 and got != want for want, got in zip(spec.shape, shape, strict=False)
-        ):
-            raise EngineError(
-                f"Input '{name}' of '{self.name}' must have shape {_fmt(spec.shape)} (-1 = any), "
-                f"not {_fmt(shape)}; check the engine matches the model."
-            )
-        if spec.profile is not None:
-            low, _, high = spec.profile
-            if any(d < lo or d > hi for d, lo, hi in zip(shape, low, high, strict=True)):
-                raise EngineError(
-                    f"Input '{name}' shape {_fmt(shape)} is outside the profile of "
-                    f"'{self.name}' (min {_fmt(low)}, max {_fmt(high)}); use a length within it "
-                    "or rebuild the engine with a wider profile."
-                )
-        if self._input_shapes.get(name) == shape:
-            return
-        if spec.is_dynamic:
-            mark = self._mark()
-            if not context.set_input_shape(name, shape):
-                raise EngineError(
-                    f"TensorRT refused shape {_fmt(shape)} for input '{name}' of "
-                    f"'{self.name}'{self._reason(mark)}; check the engine's profile."
-                )
-            self._shapes_verified = False
-        self._input_shapes[name] = shape
+    def create_context(self) -> TrtContext:
+        """A new USER_MANAGED execution context: TensorRT allocates nothing for it, the caller
+        binds the shared scratch with `bind_scratch`. One per captured graph (see context.py)."""
+        from engines.backends.tensorrt.context import TrtContext
 
-    def _unset_inputs(self) -> list[str]:
-        return [name for name, spec in self.specs.items()
-                if spec.is_input and spec.is_dynamic and name not in self._input_shapes]
-
-    def output_shape(self, name: str) -> tuple[int, ...]:
-        context = self._live_context()
-        spec = self._spec(name)
-        if not spec.is_dynamic:
-            return spec.shape
-        missing = self._unset_inputs()
-        if missing:
-            # Never ask TensorRT here: it would answer with -1 dims, or fail under capture.
+        if self._engine is None:
+            raise EngineError(f"'{self.name}' was closed; load it again.")
+        trt = _import_tensorrt()
+        mark = self.log_mark()
+        context = self._engine.create_execution_context(
+            trt.ExecutionContextAllocationStrategy.USER_MANAGED
+        )
+        if context is None:
             raise EngineError(
-                f"The shape of '{name}' in '{self.name}' is not known yet; set the input shapes "
-                f"first ({', '.join(missing)})."
+                f"TensorRT could not create an execution context for '{_short(self.path)}'"
+                f"{self.reason_since(mark)}; close other GPU programs or restart SA3 Studio."
             )
-        shape = _as_shape(context.get_tensor_shape(name))
-        if shape is None or any(dim < 0 for dim in shape):
-            raise EngineError(
-                f"TensorRT could not determine the shape of '{name}' in '{self.name}' "
-                f"(got {shape}); set the input shapes first or rebuild the engine."
-            )
-        return shape
-
-    def set_address(self, name: str, ptr: int) -> bool:
-        context = self._live_context()
-        self._spec(name)
-        ptr = int(ptr)
-        if ptr <= 0:
-            raise EngineError(
-                f"Tensor '{name}' of '{self.name}' was given no device memory (address {ptr}); "
-                "allocate its buffer before binding it."
-            )
-        if self._addresses.get(name) == ptr:
-            return False
-        mark = self._mark()
-        if not context.set_tensor_address(name, ptr):
-            raise EngineError(
-                f"TensorRT refused address {ptr:#x} for '{name}' of '{self.name}'"
-                f"{self._reason(mark)}; buffers must be 256-byte aligned device memory."
-            )
-        self._addresses[name] = ptr
-        return True
-
-    def enqueue(self, stream_handle: int) -> bool:
-        context = self._live_context()
-        if self._scratch is None and self.scratch_bytes > 0:
-            raise EngineError(
-                f"'{self.name}' has no scratch memory bound; call bind_scratch before enqueue."
-            )
-        missing = self._unset_inputs()
-        if missing:
-            raise EngineError(
-                f"'{self.name}' cannot run: input shapes not set for {', '.join(missing)}."
-            )
-        unbound = [name for name in self.specs if name not in self._addresses]
-        if unbound:
-            raise EngineError(
-                f"'{self.name}' cannot run: no address bound for {', '.join(unbound)}."
-            )
-        if not self._shapes_verified:
-            self._verify_shapes(context)
-        return bool(context.execute_async_v3(int(stream_handle)))
-
-    def _verify_shapes(self, context: Any) -> None:
-        """Ask TensorRT whether it considers every input specified (once per shape change)."""
-        infer = getattr(context, "infer_shapes", None)
-        if infer is not None:
-            try:
-                pending = list(infer())
-            except RuntimeError as err:
-                raise EngineError(
-                    f"TensorRT could not infer the shapes of '{self.name}' ({err}); check the "
-                    "input shapes."
-                ) from err
-        else:  # all_binding_shapes_specified predates name-based shapes; a fallback only
-            pending = [] if context.all_binding_shapes_specified else ["(some inputs)"]
-        if pending:
-            raise EngineError(
-                f"'{self.name}' cannot run: TensorRT reports unspecified inputs "
-                f"{', '.join(str(name) for name in pending)}."
-            )
-        self._shapes_verified = True
+        made = TrtContext(self, context)
+        self._contexts.append(made)
+        return made
 
     def close(self) -> None:
-        """Drop the context, then the engine. Safe to call twice."""
-        self._context = None  # the context before the engine it was made from
+        """Drop every context, then the engine they were made from. Safe to call twice."""
+        for context in self._contexts:
+            context.close()
+        self._contexts.clear()
         self._engine = None
-        self._addresses.clear()
-        self._input_shapes.clear()
-        self._scratch = None
 
     def __enter__(self) -> TrtEngine:
         return self
@@ -585,13 +421,12 @@ class TrtEngine:
 
     def describe(self) -> str:
         """A few lines naming every tensor, for the log."""
-        mode = "capturable" if self.capturable else "eager only (JIT plugin)"
         lines = [f"{self.name}: TensorRT {self.trt_version}, scratch "
-                 f"{self.scratch_bytes / 2**20:.1f} MiB, {mode}"]
+                 f"{self.scratch_bytes / 2**20:.1f} MiB"]
         for spec in self.specs.values():
             role = "in " if spec.is_input else "out"
-            line = f"  {role} {spec.name:<16} {spec.dtype:<8} {_fmt(spec.shape)}"
+            line = f"  {role} {spec.name:<16} {spec.dtype:<8} {fmt_shape(spec.shape)}"
             if spec.profile is not None:
-                line += "  profile " + " / ".join(_fmt(s) for s in spec.profile)
+                line += "  profile " + " / ".join(fmt_shape(s) for s in spec.profile)
             lines.append(line)
         return "\n".join(lines)

@@ -9,12 +9,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from engines.backends.tensorrt.pipeline import (
-    GenerationPipeline,
-    GraphKey,
-    PipelineInputs,
-    PipelineOutputs,
-)
+from engines.backends.tensorrt.pipeline import GenerationPipeline
+from engines.backends.tensorrt.pipeline_data import GraphKey, PipelineInputs, PipelineOutputs
 from engines.errors import BackendError
 
 log = logging.getLogger(__name__)
@@ -61,9 +57,8 @@ class GraphCache:
         return len(self._items)
 
 
-NOT_CAPTURABLE = ("The engine {names} cannot be captured in a CUDA graph (execute_async_v3 "
-                  "returned False under capture), so this generation ran stage by stage "
-                  "(slower but correct).")
+CAPTURE_FAILED = ("The CUDA graph could not be captured ({why}), so generations of this length "
+                  "run stage by stage (slower but correct).")
 DROPPED_STAGE = ("A captured stage gave identical audio for two different seeds (a stage "
                  "silently dropped out of the CUDA graph), so generations of this length run "
                  "stage by stage (slower but correct).")
@@ -72,33 +67,29 @@ REPLAY_MISMATCH = ("Replaying the CUDA graph did not reproduce the stage-by-stag
 
 
 def run_generation(cache: GraphCache, key: GraphKey,
-                   factory: Callable[[GraphKey], GenerationPipeline], inputs: PipelineInputs,
-                   allow_graph: bool = True, eager_reason: str | None = None
+                   factory: Callable[[GraphKey], GenerationPipeline], inputs: PipelineInputs
                    ) -> tuple[PipelineOutputs, str]:
     """Run one generation; returns (outputs, path) with path "replay", "capture" or "eager".
 
     The first generation of a key runs eagerly (every engine runs once uncaptured), is captured,
     replayed and checked: replay must reproduce the eager latents bit for bit, and a second
-    replay with another seed must change the audio. Any failure pins the key to eager execution
-    with a warning in the outputs. Non-finite latents are an error, never a WAV of noise.
+    replay with another seed must change the audio. A failed capture (an engine said False, or
+    CUDA invalidated the capture) or a failed check pins the key to eager execution; the eager
+    result is returned and the reason is told once per key. Non-finite latents are an error,
+    never a WAV of noise.
     """
     pipe = cache.get(key)
     if pipe is None:
         pipe = factory(key)
         cache.put(key, pipe)
-    if not allow_graph and pipe.eager_only_reason is None:
-        pipe.eager_only_reason = eager_reason or "Graph capture is off for these engines."
     if pipe.eager_only_reason is not None:
-        out = pipe.run_eager(inputs)
-        out.warnings.append(pipe.eager_only_reason)
-        return _checked(out), "eager"
+        return _eager(pipe, inputs), "eager"
     if pipe.graph is not None:
         return _checked(pipe.replay(inputs)), "replay"
 
     out = _checked(pipe.run_eager(inputs))
     if not pipe.capture():
-        pipe.eager_only_reason = NOT_CAPTURABLE.format(
-            names=", ".join(f"'{n}'" for n in sorted(set(pipe.enqueue_failures))))
+        pipe.eager_only_reason = CAPTURE_FAILED.format(why=pipe.capture_failure)
     else:
         replayed = pipe.replay(inputs)
         if not np.array_equal(replayed.step_latents, out.step_latents):
@@ -112,9 +103,22 @@ def run_generation(cache: GraphCache, key: GraphKey,
         if pipe.graph is not None:
             pipe.graph.destroy()
             pipe.graph = None
-        out.warnings.append(pipe.eager_only_reason)
+        _tell_once(pipe, out)
         return out, "eager"
     return out, "capture"
+
+
+def _eager(pipe: GenerationPipeline, inputs: PipelineInputs) -> PipelineOutputs:
+    out = _checked(pipe.run_eager(inputs))
+    _tell_once(pipe, out)
+    return out
+
+
+def _tell_once(pipe: GenerationPipeline, out: PipelineOutputs) -> None:
+    """The user hears why a key runs stage by stage with its first result, not with every one."""
+    if not pipe.eager_notice_given:
+        out.warnings.append(pipe.eager_only_reason)
+        pipe.eager_notice_given = True
 
 
 def _checked(out: PipelineOutputs) -> PipelineOutputs:

@@ -11,11 +11,11 @@ limiter ceiling, sigmas), the keep mask and the init audio.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
 
 import numpy as np
 
-from engines.backends.tensorrt.engine import EngineRunner
+from engines.backends.tensorrt import dtypes
+from engines.backends.tensorrt.engine import ContextRunner
 from engines.backends.tensorrt.kernels import (
     P_APG,
     P_CFG,
@@ -27,9 +27,15 @@ from engines.backends.tensorrt.kernels import (
     SamplerKernels,
     grid_for,
 )
+from engines.backends.tensorrt.pipeline_data import (
+    GraphKey,
+    PipelineInputs,
+    PipelineOutputs,
+    Runners,
+)
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT, TEXT_HIDDEN, TEXT_TOKENS
 from engines.cuda.api import call
-from engines.cuda.graph import CapturedGraph
+from engines.cuda.graph import CapturedGraph, CaptureFailed
 from engines.cuda.memory import Arena, DeviceBuffer
 from engines.cuda.stream import Event, Stream
 from engines.errors import BackendError
@@ -42,81 +48,41 @@ STAGES = ("text", "encode", "sample", "decode")
 
 _NP_DTYPES = {"float32": np.float32, "float16": np.float16, "int64": np.int64,
               "int32": np.int32, "bfloat16": np.uint16}
-
-
-@dataclass(frozen=True)
-class GraphKey:
-    """Everything that changes the captured work (sigma values, cfg/apg values, seed, seconds
-    and the limiter ceiling are replay inputs, so they are not part of the key)."""
-
-    latent_len: int
-    steps: int
-    mode: str  # "t2a" | "a2a" | "inpaint"
-    cfg: bool
-    out_samples: int
-
-
-@dataclass
-class Runners:
-    text: EngineRunner
-    dit: EngineRunner
-    decoder: EngineRunner
-    encoder: EngineRunner | None = None
-
-    def all(self) -> list[EngineRunner]:
-        return [r for r in (self.text, self.dit, self.encoder, self.decoder) if r is not None]
-
-
-@dataclass
-class PipelineInputs:
-    """Host-side inputs of one generation (token arrays are int64 (1, 256))."""
-
-    ids: np.ndarray
-    mask: np.ndarray
-    seed: int
-    sigmas: np.ndarray
-    seconds: float
-    limiter_ceiling: float
-    cfg: float = 1.0
-    apg: float = 1.0
-    neg_ids: np.ndarray | None = None
-    neg_mask: np.ndarray | None = None
-    keep: np.ndarray | None = None  # (L,) float32 for inpainting
-    init_audio: np.ndarray | None = None  # (L * 4096, 2) float32
-
-
-@dataclass
-class PipelineOutputs:
-    pcm: np.ndarray  # int16 (out_samples, 2), an owned copy
-    step_latents: np.ndarray  # (steps, 256, L) float32, owned
-    gpu_ms: dict[str, float]
-    nonfinite: bool
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def latents(self) -> np.ndarray:
-        return self.step_latents[-1]
+_CASTABLE = ("float32", "float16", "bfloat16")  # engine types our cast kernels convert
 
 
 class GenerationPipeline:
-    def __init__(self, key: GraphKey, runners: Runners, kernels: SamplerKernels,
-                 stream: Stream) -> None:
+    """Every buffer, execution context and the captured graph of one graph key."""
+
+    def __init__(self, key: GraphKey, engines: Runners, kernels: SamplerKernels,
+                 stream: Stream, scratch: tuple[int, int] | None = None) -> None:
         if key.steps > MAX_STEPS:
             raise BackendError(f"{key.steps} steps exceed this runtime's {MAX_STEPS}; use fewer.")
-        if key.mode != "t2a" and runners.encoder is None:
+        if key.mode != "t2a" and engines.encoder is None:
             raise BackendError("Audio-to-audio and inpainting need the encoder engine; install "
                                "it for this decoder.")
         self.key = key
-        self.runners = runners
         self.kernels = kernels
         self.stream = stream
         self.graph: CapturedGraph | None = None
         self.eager_only_reason: str | None = None
+        self.eager_notice_given = False
         self.enqueue_failures: list[str] = []
+        self.capture_failure: str | None = None
+        self._recording: str = ""
         self._buffers: list[DeviceBuffer] = []
         self._arenas: list[Arena] = []
-        self._events = [Event() for _ in range(len(STAGES) + 1)]
-        self._allocate()
+        self._events: list[Event] = []
+        self.runners = engines.new_contexts()
+        try:
+            for context in self.runners.all():
+                if scratch is not None:
+                    context.bind_scratch(*scratch)
+            self._events = [Event() for _ in range(len(STAGES) + 1)]
+            self._allocate()
+        except BaseException:
+            self.free()
+            raise
 
     # ------------------------------------------------------------------ buffers
     def _device(self, shape, dtype=np.float32, zero: bool = False) -> DeviceBuffer:
@@ -127,7 +93,7 @@ class GenerationPipeline:
         self._buffers.append(buf)
         return buf
 
-    def _spec_dtype(self, runner: EngineRunner, name: str) -> str:
+    def _spec_dtype(self, runner: ContextRunner, name: str) -> str:
         if name not in runner.specs:
             raise BackendError(f"The engine '{runner.name}' has no tensor '{name}'; it does not "
                                f"follow the SA3 engine contract.")
@@ -137,20 +103,29 @@ class GenerationPipeline:
         key, c, length = self.key, LATENT_CHANNELS, self.key.latent_len
         n_lat = c * length
         samples = length * SAMPLES_PER_LATENT
-        text = self.runners.text
-        id_dtype = _NP_DTYPES[self._spec_dtype(text, "input_ids")]
-        mask_dtype = _NP_DTYPES[self._spec_dtype(text, "attention_mask")]
+        text, dit, dec = self.runners.text, self.runners.dit, self.runners.decoder
+        # Inputs bound straight to an engine are stored in the type the engine declares.
+        self.types = {
+            "ids": self._bound_type(text, "input_ids", dtypes.INTEGER_TYPES),
+            "mask": self._bound_type(text, "attention_mask", dtypes.INTEGER_TYPES),
+            "maskf": self._bound_type(dit, "t5_mask", dtypes.FLOAT_TYPES),
+            "seconds": self._bound_type(dit, "seconds_total", dtypes.FLOAT_TYPES),
+            "t": self._bound_type(dit, "t", dtypes.FLOAT_TYPES),
+            "limiter": (self._bound_type(dec, "limiter_ceiling", dtypes.FLOAT_TYPES)
+                        if "limiter_ceiling" in dec.specs else "float32"),
+        }
+        host = {role: _NP_DTYPES[name] for role, name in self.types.items()}
         self.branches = 2 if key.cfg else 1
         # Every host->device input in one pinned block and one copy; every output likewise.
         layout = []
         for b in range(self.branches):
-            layout += [(f"ids{b}", (1, TEXT_TOKENS), id_dtype),
-                       (f"mask{b}", (1, TEXT_TOKENS), mask_dtype),
-                       (f"maskf{b}", (1, TEXT_TOKENS), np.float32)]
-        layout += [("params", (PARAM_FLOATS,), np.float32), ("seconds", (1,), np.float32),
-                   ("limiter", (), np.float32), ("seed", (1,), np.uint32),
+            layout += [(f"ids{b}", (1, TEXT_TOKENS), host["ids"]),
+                       (f"mask{b}", (1, TEXT_TOKENS), host["mask"]),
+                       (f"maskf{b}", (1, TEXT_TOKENS), host["maskf"])]
+        layout += [("params", (PARAM_FLOATS,), np.float32), ("seconds", (1,), host["seconds"]),
+                   ("limiter", (), host["limiter"]), ("seed", (1,), np.uint32),
                    ("sigmas", (key.steps + 1,), np.float32)]
-        layout += [(f"t{i}", (1,), np.float32) for i in range(key.steps)]
+        layout += [(f"t{i}", (1,), host["t"]) for i in range(key.steps)]
         if key.mode == "inpaint":
             layout.append(("keep", (length,), np.float32))
         if key.mode != "t2a":
@@ -172,36 +147,41 @@ class GenerationPipeline:
         self.init_latents = self._device((1, c, length)) if key.mode != "t2a" else None
         self._ports = {}
         self._staged_init = None
-        self._shapes: dict[str, dict[str, tuple[int, ...]]] = {}
         self._bind_engines(n_lat, samples)
         self.stream.synchronize()
 
-    def _port(self, runner: EngineRunner, name: str, canonical: DeviceBuffer, n: int,
+    def _bound_type(self, runner: ContextRunner, name: str, allowed: tuple[str, ...]) -> str:
+        dtype = self._spec_dtype(runner, name)
+        dtypes.host_type(runner.name, name, dtype, allowed)  # refuses what we cannot feed
+        return dtype
+
+    def _port(self, runner: ContextRunner, name: str, canonical: DeviceBuffer, n: int,
               is_input: bool) -> int:
         """Address to bind for `name`; a cast buffer sits between when the engine's dtype
         differs from our fp32 buffer."""
         dtype = self._spec_dtype(runner, name)
         if dtype == "float32" or canonical.dtype != np.float32:
             return canonical.ptr
+        dtypes.host_type(runner.name, name, dtype, _CASTABLE)
         staged = self._device((n,), _NP_DTYPES[dtype])
         self._ports[(runner.name, name, canonical.ptr)] = (dtype, staged, canonical, n, is_input)
         return staged.ptr
 
-    def _cast_in(self, runner: EngineRunner, name: str, canonical: DeviceBuffer) -> None:
+    def _cast_in(self, runner: ContextRunner, name: str, canonical: DeviceBuffer) -> None:
         entry = self._ports.get((runner.name, name, canonical.ptr))
         if entry:
             dtype, staged, src, n, _ = entry
             self.kernels.cast(self.stream, "float32", dtype, staged.ptr, src.ptr, n)
 
-    def _cast_out(self, runner: EngineRunner, name: str, canonical: DeviceBuffer) -> None:
+    def _cast_out(self, runner: ContextRunner, name: str, canonical: DeviceBuffer) -> None:
         entry = self._ports.get((runner.name, name, canonical.ptr))
         if entry:
             dtype, staged, dst, n, _ = entry
             self.kernels.cast(self.stream, dtype, "float32", dst.ptr, staged.ptr, n)
 
-    def _shape(self, runner: EngineRunner, name: str, shape: tuple[int, ...]) -> None:
+    def _shape(self, runner: ContextRunner, name: str, shape: tuple[int, ...]) -> None:
+        # Set once, before the first run: this key's contexts never see another shape.
         runner.set_input_shape(name, shape)
-        self._shapes.setdefault(runner.name, {})[name] = shape
 
     def _bind_engines(self, n_lat: int, samples: int) -> None:
         key, length = self.key, self.key.latent_len
@@ -251,7 +231,12 @@ class GenerationPipeline:
                                f"output; it is not an SA3 decoder.")
         shape = dec.output_shape(self.decoder_output)
         out_dtype = dec.specs[self.decoder_output].dtype
+        if self.decoder_output != "audio" and out_dtype != "int32":
+            raise BackendError(f"The decoder '{dec.name}' gives '{self.decoder_output}' as "
+                               f"{out_dtype}, not int32; use a decoder built from the SA3 ONNX "
+                               f"files.")
         if self.decoder_output == "audio":
+            dtypes.host_type(dec.name, "audio", out_dtype, _CASTABLE)
             self.dec_raw = self._device(shape, _NP_DTYPES.get(out_dtype, np.float32))
             self.dec_audio = self.dec_raw if out_dtype == "float32" else self._device(shape)
         else:
@@ -268,25 +253,29 @@ class GenerationPipeline:
             if inputs.neg_ids is None:
                 raise BackendError("CFG needs the negative prompt's tokens.")
             branches.append((inputs.neg_ids, inputs.neg_mask))
+        types = self.types
         for b, (ids, mask) in enumerate(branches):
             io[f"ids{b}"].host[...] = ids
             io[f"mask{b}"].host[...] = mask
-            io[f"maskf{b}"].host[...] = mask
+            io[f"maskf{b}"].host[...] = dtypes.encode(np.asarray(mask, np.float32),
+                                                      types["maskf"])
         params = io["params"].host
         params[P_SECONDS] = inputs.seconds
         params[P_CFG] = inputs.cfg
         params[P_APG] = inputs.apg
         params[P_LIMITER] = inputs.limiter_ceiling
         params[P_SIGMA_MAX] = inputs.sigmas[0]
-        io["seconds"].host[...] = inputs.seconds
-        io["limiter"].host[...] = inputs.limiter_ceiling
+        io["seconds"].host[...] = dtypes.encode(np.float32(inputs.seconds), types["seconds"])
+        io["limiter"].host[...] = dtypes.encode(np.float32(inputs.limiter_ceiling),
+                                                types["limiter"])
         io["seed"].host[...] = inputs.seed
         sigmas = io["sigmas"].host
         if len(inputs.sigmas) != len(sigmas):
             raise BackendError("sigma schedule length does not match the graph's steps")
         sigmas[...] = inputs.sigmas
+        steps_t = dtypes.encode(sigmas[:self.key.steps], types["t"])
         for i in range(self.key.steps):
-            io[f"t{i}"].host[0] = sigmas[i]
+            io[f"t{i}"].host[0] = steps_t[i]
         if self.key.mode == "inpaint":
             io["keep"].host[...] = inputs.keep
         if self.key.mode != "t2a" and inputs.init_audio is not self._staged_init:
@@ -296,12 +285,10 @@ class GenerationPipeline:
             self._staged_init = inputs.init_audio
 
     # ------------------------------------------------------------------ the work
-    def _enqueue(self, runner: EngineRunner, addresses: dict[str, int]) -> None:
-        # Contexts are shared by every graph key: restore this key's shapes (host-side, cheap).
-        for name, shape in self._shapes.get(runner.name, {}).items():
-            runner.set_input_shape(name, shape)
+    def _enqueue(self, runner: ContextRunner, addresses: dict[str, int]) -> None:
         for name, address in addresses.items():
             runner.set_address(name, address)
+        self._recording = runner.name
         if not runner.enqueue(self.stream.ptr):
             self.enqueue_failures.append(runner.name)
 
@@ -405,17 +392,30 @@ class GenerationPipeline:
         return self.collect()
 
     def capture(self) -> bool:
-        """Capture the whole generation; False (and no graph) if any enqueue said False."""
+        """Capture the whole generation. False, with `capture_failure` saying why and no graph
+        left behind, when an engine said False under capture or CUDA invalidated the capture
+        (an engine made a call that capture forbids: every later call then fails with 901)."""
         graph = self.graph or CapturedGraph()
+        self._recording = ""
+        self.capture_failure = None
         try:
             graph.capture(self.stream, lambda: self.record(captured=True))
-        except Exception:
+        except CaptureFailed as err:
+            graph.destroy()
+            self.graph = None
+            after = f" after '{self._recording}' was enqueued" if self._recording else ""
+            self.capture_failure = f"CUDA invalidated the capture with {err.name}{after}"
+            log.warning("graph capture of %s failed: %s", self.key, err)
+            return False
+        except BaseException:
             graph.destroy()
             self.graph = None
             raise
         if self.enqueue_failures:
             graph.destroy()
             self.graph = None
+            names = ", ".join(f"'{n}'" for n in sorted(set(self.enqueue_failures)))
+            self.capture_failure = f"{names} returned False from execute_async_v3 under capture"
             return False
         graph.upload(self.stream)
         self.graph = graph
@@ -454,5 +454,8 @@ class GenerationPipeline:
             arena.free()
         for event in self._events:
             event.free()
+        for context in self.runners.all():  # after the graph that recorded their work
+            context.close()
         self._buffers.clear()
         self._arenas.clear()
+        self._events.clear()

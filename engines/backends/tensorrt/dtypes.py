@@ -1,0 +1,49 @@
+"""Host-side element types for the small inputs bound straight to engines.
+
+The SA3 contract says to read every dtype from the engine and never assume one. Big tensors
+(latents, hidden states, audio) pass through cast kernels on the GPU; the small ones (`t`,
+`t5_mask`, `seconds_total`, `limiter_ceiling`, token ids and masks) are written to the pinned
+input block already in the engine's type, so no kernel is needed for them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engines.errors import BackendError
+
+_HOST_TYPES: dict[str, type] = {
+    "float32": np.float32, "float16": np.float16, "bfloat16": np.uint16,  # bf16 as its bits
+    "int64": np.int64, "int32": np.int32,
+}
+FLOAT_TYPES = ("float32", "float16", "bfloat16")
+INTEGER_TYPES = ("int64", "int32")
+
+
+def host_type(engine: str, tensor: str, dtype: str, allowed: tuple[str, ...]) -> type:
+    """The numpy storage type for `tensor` of `engine` declared as `dtype`, or a sentence."""
+    if dtype not in allowed:
+        kinds = ", ".join(allowed)
+        raise BackendError(
+            f"The engine '{engine}' declares input '{tensor}' as {dtype}, which SA3 Studio "
+            f"cannot feed (it expects {kinds}); use an engine built from the SA3 ONNX files.")
+    return _HOST_TYPES[dtype]
+
+
+def bfloat16_bits(values: np.ndarray) -> np.ndarray:
+    """float32 -> bfloat16 bit patterns, rounded to nearest even (NaN stays NaN)."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1)))
+    out = (rounded >> np.uint32(16)).astype(np.uint16)
+    nan = np.isnan(values)
+    if np.any(nan):
+        out[nan] = np.uint16(0x7FC0)
+    return out
+
+
+def encode(values, dtype: str) -> np.ndarray:
+    """`values` in the storage type of an engine input declared as `dtype`."""
+    array = np.asarray(values)
+    if dtype == "bfloat16":
+        return bfloat16_bits(array.astype(np.float32))
+    return array.astype(_HOST_TYPES[dtype])
