@@ -8,12 +8,13 @@ cross-origin 302 carrying X-Linked-Etag / X-Linked-Size and the auth header must
 Endpoints
   GET  /api/models/{repo}/tree/{revision}[/{path}]?recursive=&expand=   (Link-header pages)
   POST /api/models/{repo}/paths-info/{revision}                          (form: paths, expand)
-  HEAD|GET /{repo}/resolve/{revision}/{path}     LFS: 302 to the CDN; others: 200 with the bytes
+  HEAD|GET /{repo}/resolve/{revision}/{path}     LFS: 302 to the CDN; others: 200 with the bytes;
+                                                 a renamed repo: 307 to its new name (relative)
   HEAD|GET (cdn) /blobs/{sha256}                 the bytes, with Range
 Headers: X-Repo-Commit, ETag, X-Linked-Etag (sha256), X-Linked-Size, Content-Length,
 Accept-Ranges, Content-Range; errors carry X-Error-Code / X-Error-Message as the hub's do.
 
-Switches for tests: `gate(repo, accepted_tokens)`, `reject_token(token)`,
+Switches for tests: `gate(repo, accepted_tokens)`, `reject_token(token)`, `rename(repo, new)`,
 `drop_after(path, n)` (send n body bytes once, then cut the connection),
 `corrupt(path)` (serve other bytes than the listing's sha256 describes), and `requests` (the log).
 """
@@ -73,6 +74,7 @@ class FakeHub:
     def __init__(self, files: dict[str, bytes] | None = None, repo: str = DEFAULT_REPO) -> None:
         self.repos: dict[str, _Repo] = {}
         self.rejected_tokens: set[str] = set()
+        self.renamed: dict[str, str] = {}  # old repo name -> new one
         self.served: dict[tuple[str, str], bytes] = {}  # bytes sent instead of the real ones
         self.drops: dict[tuple[str, str], int] = {}
         self.page_size = 1000
@@ -93,6 +95,12 @@ class FakeHub:
 
     def reject_token(self, token: str) -> None:
         self.rejected_tokens.add(token)
+
+    def rename(self, repo: str, new: str) -> None:
+        """Move a repo to a new name; /resolve under the old one redirects there, as the hub
+        does (a relative 307, on the hub itself)."""
+        self.repos[new] = self.repos.pop(repo)
+        self.renamed[repo] = new
 
     def drop_after(self, path: str, nbytes: int, repo: str = DEFAULT_REPO) -> None:
         """The next GET of this file's bytes sends `nbytes` of the body, then hangs up."""
@@ -244,6 +252,9 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._paths_info(repo)
         if len(parts) >= 5 and parts[2] == "resolve":
             repo_id, revision, path = "/".join(parts[:2]), parts[3], "/".join(parts[4:])
+            if repo_id in self.hub.renamed:
+                return self._redirect(307, f"/{self.hub.renamed[repo_id]}/"
+                                           f"{url.path.split('/', 3)[3]}")
             repo = self._repo(repo_id, revision)
             if repo is None or not self._authorized(repo_id, repo):
                 return None
@@ -349,6 +360,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("X-Linked-Size", str(len(data)))
         for name, value in common.items():
             self.send_header(name, value)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _redirect(self, status: int, location: str) -> None:
+        self.send_response(status)
+        self.send_header("Location", location)
         self.send_header("Content-Length", "0")
         self.end_headers()
 

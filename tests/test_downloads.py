@@ -346,6 +346,19 @@ def test_download_places_every_file_reports_progress_and_leaves_no_copies(
     assert dl.DownloadPlan.for_files(plan.files, models).free_bytes_needed == 0
 
 
+def test_the_token_follows_redirects_on_the_hub_and_never_leaves_it(hub: FakeHub,
+                                                                   models: Path) -> None:
+    hub.rename(REPO, "stabilityai/moved")  # /resolve under the old name: 307 to the new one
+    tokenizer = "tensorRT/sm_90/t5gemma/tokenizer.json"  # in git: its bytes come from the hub
+    paths = dl.download(plan_of(BIG, tokenizer), models, token=TOKEN)
+    assert [p.read_bytes() for p in paths] == [FILES[BIG], FILES[tokenizer]]
+    moved = hub.log("/stabilityai/moved/resolve/")
+    assert {r.method for r in moved} == {"HEAD", "GET"}
+    assert all(r.headers.get("authorization") == f"Bearer {TOKEN}" for r in moved)
+    cdn = [r for r in hub.requests if r.role == "cdn"]
+    assert cdn and all("authorization" not in r.headers for r in cdn)
+
+
 def test_a_dropped_connection_resumes_with_a_range_request(hub: FakeHub, models: Path) -> None:
     hub.drop_after(BIG, 10_000)
     events: list[tuple] = []

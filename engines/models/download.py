@@ -6,14 +6,18 @@ a `threading.Event` that cancels it.
 Why not `hf_hub_download`: in the installed huggingface_hub (2.x) it writes into a temporary file
 unique to each call and deletes it on any failure, so a cancelled or crashed multi-GB download
 starts again from zero; and it lays files out like the repo (`tensorRT/sm_90/...`), not like the
-catalog (`sm_90/...`). So we use the pieces it is built from - `get_hf_file_metadata` (HEAD
-/resolve: X-Repo-Commit, X-Linked-Etag, X-Linked-Size, the CDN location), `build_hf_headers`,
-its shared HTTP session and `hf_raise_for_status` - and stream the GET ourselves into
+catalog (`sm_90/...`). So we use the pieces it is built from - `build_hf_headers`, its shared
+HTTP session and `hf_raise_for_status` - to send the HEAD /resolve (X-Repo-Commit, X-Linked-Etag,
+X-Linked-Size, the CDN location) and stream the GET ourselves into
 `<models>/.downloads/<local path>.<sha256 prefix>.incomplete`. A dropped connection resumes
 with a Range header, a cancel or a crash resumes on the next run, and only a file whose size
 and sha256 match the listing is renamed into place (same folder tree, so the rename is atomic).
 
-The token is never logged and never put in a message.
+The token is never logged, never put in a message, and only ever sent to the hub endpoint
+itself (same scheme, host and port): we follow every redirect ourselves and send each hop
+without it unless that hop is on the hub. Not `get_hf_file_metadata`: huggingface_hub 1.30 to
+2.1 follow its redirects with the token whenever the target has the hub's host name, whatever
+its port or scheme (`_is_same_or_hub_host` in huggingface_hub/utils/_http.py).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import urlparse
+from urllib.parse import urljoin, urlparse
 
 from engines.errors import CancelledError, StudioError
 from engines.models.hub_files import (
@@ -58,6 +62,7 @@ CHUNK_SIZE = 1 << 20
 RETRY_WAITS_S: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
 CONNECT_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 60.0
+MAX_REDIRECTS = 10
 _RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
@@ -431,6 +436,28 @@ def _origin(url: str) -> tuple[str, str, int]:
     return parsed.scheme, (parsed.hostname or "").lower(), parsed.port or default
 
 
+def _etag(value: str | None) -> str:
+    """An ETag without its weak prefix and quotes, lower case."""
+    return (value or "").strip().removeprefix("W/").strip('"').lower()
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class _FileMeta:
+    """What HEAD /resolve says about a file: where its bytes are and what they should be."""
+
+    location: str
+    commit: str | None
+    etag: str
+    size: int | None
+
+
 class _Busy(Exception):
     """A transient answer (429, 5xx): retry like a dropped connection."""
 
@@ -533,6 +560,7 @@ class _Run:
         self.all_total = all_total
         self.done_before = 0
         self.reported = 0
+        self.hub = _origin(endpoint)  # the one origin the token is ever sent to
         self.commits: dict[str, str] = {}  # repo -> commit of its first HEAD: one version
         self.contacted = False
         self.sized: set[tuple[str, str]] = set()  # files planned with an unknown size
@@ -628,19 +656,19 @@ class _Run:
     def locate(self, remote: RemoteFile) -> tuple[str, dict[str, str], int]:
         """HEAD /resolve: where the bytes are (the hub, or a CDN), the headers to send there and
         the size; refuses a file that changed since the listing."""
-        from huggingface_hub import get_hf_file_metadata, hf_hub_url
+        from huggingface_hub import hf_hub_url
         from huggingface_hub.utils import build_hf_headers
 
         revision = self.commits.get(remote.repo, self.revision)
         url = hf_hub_url(remote.repo, remote.path, revision=revision, endpoint=self.endpoint)
-        meta = get_hf_file_metadata(url, token=self.token or False, timeout=CONNECT_TIMEOUT_S,
-                                    library_name=LIBRARY_NAME, endpoint=self.endpoint)
+        headers = build_hf_headers(token=self.token or False, library_name=LIBRARY_NAME)
+        headers["Accept-Encoding"] = "identity"  # sizes and ranges of the raw bytes
+        meta = self.head(url, headers)
         self.contacted = True
-        if meta.commit_hash:
-            self.commits.setdefault(remote.repo, meta.commit_hash)
-        etag = (meta.etag or "").lower()
-        changed = (remote.sha256 and _SHA256.match(etag) and etag != remote.sha256) or \
-            (remote.size and meta.size is not None and meta.size != remote.size)
+        if meta.commit:
+            self.commits.setdefault(remote.repo, meta.commit)
+        changed = (remote.sha256 and _SHA256.match(meta.etag) and meta.etag != remote.sha256) \
+            or (remote.size and meta.size is not None and meta.size != remote.size)
         if changed:
             raise DownloadError(f"{remote.path} changed on the hub since its file list was read; "
                                 f"start the download again.")
@@ -648,17 +676,44 @@ class _Run:
         if not remote.size and meta.size and (remote.repo, remote.path) not in self.sized:
             self.sized.add((remote.repo, remote.path))
             self.all_total += meta.size
-        headers = build_hf_headers(token=self.token or False, library_name=LIBRARY_NAME)
-        headers["Accept-Encoding"] = "identity"  # sizes and ranges of the raw bytes
-        location = meta.location or url
-        if _origin(location) != _origin(url):
-            headers.pop("authorization", None)  # a signed CDN url: the token stays on the hub
-        return location, headers, expected
+        return meta.location, headers, expected
+
+    def headers_for(self, url: str, headers: dict[str, str]) -> dict[str, str]:
+        """The headers to send to url: all of them on the hub, without the token anywhere else
+        (a CDN's signed url, a storage bucket, another port or scheme on the hub's host)."""
+        if _origin(url) == self.hub:
+            return dict(headers)
+        return {name: value for name, value in headers.items()
+                if name.lower() != "authorization"}
+
+    def head(self, url: str, headers: dict[str, str]) -> _FileMeta:
+        """HEAD /resolve, following redirects only while they stay on the hub (a renamed repo);
+        a redirect elsewhere (an LFS file's CDN) is the answer: it carries the metadata."""
+        from huggingface_hub import get_session
+        from huggingface_hub.utils import hf_raise_for_status
+
+        session = get_session()
+        for _ in range(MAX_REDIRECTS):
+            # auth=None: no credentials of the session's own, only the headers built here
+            response = session.request("HEAD", url, headers=self.headers_for(url, headers),
+                                       timeout=CONNECT_TIMEOUT_S, follow_redirects=False,
+                                       auth=None)
+            hf_raise_for_status(response)
+            target = _redirect_target(url, response)
+            if target is None or _origin(target) != self.hub:
+                found = response.headers
+                size = found.get("X-Linked-Size")
+                if size is None and target is None:  # the bytes themselves, not a redirect
+                    size = found.get("Content-Length")
+                return _FileMeta(location=target or url, commit=found.get("X-Repo-Commit"),
+                                 etag=_etag(found.get("X-Linked-Etag") or found.get("ETag")),
+                                 size=_int(size))
+            url = target
+        raise _httpx().TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
 
     def stream(self, remote: RemoteFile, url: str, headers: dict[str, str], state: _Partial,
                expected: int) -> None:
         from huggingface_hub import get_session
-        from huggingface_hub.utils import hf_raise_for_status
 
         httpx = _httpx()
         if expected and state.have > expected:
@@ -670,27 +725,51 @@ class _Run:
         if state.have:
             request_headers["Range"] = f"bytes={state.have}-"
         timeout = httpx.Timeout(READ_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
-        with get_session().stream("GET", url, headers=request_headers,
-                                  timeout=timeout) as response:
-            status = response.status_code
-            if status == 416:  # our bytes do not fit the file any more: start over
-                state.reset()
-                raise _Busy("range not satisfiable")
-            if status in _RETRY_STATUS:
-                raise _Busy(f"HTTP {status}")
-            if status >= 400:
-                response.read()
-                hf_raise_for_status(response)
-            if state.have and not _resumes_at(response, state.have):
-                log.info("the server sent %s from the start", remote.local_rel)
-                state.reset()
-            total = expected or _length(response) or 0
+        session = get_session()
+        for _ in range(MAX_REDIRECTS):  # followed here, so each hop gets its own headers
+            with session.stream("GET", url, headers=self.headers_for(url, request_headers),
+                                timeout=timeout, follow_redirects=False,
+                                auth=None) as response:
+                target = _redirect_target(url, response)
+                if target is not None:
+                    url = target
+                    continue
+                self.receive(remote, response, state, expected)
+                return
+        raise httpx.TooManyRedirects(f"more than {MAX_REDIRECTS} redirects")
+
+    def receive(self, remote: RemoteFile, response: Any, state: _Partial,
+                expected: int) -> None:
+        """The bytes of a GET's answer into state."""
+        from huggingface_hub.utils import hf_raise_for_status
+
+        status = response.status_code
+        if status == 416:  # our bytes do not fit the file any more: start over
+            state.reset()
+            raise _Busy("range not satisfiable")
+        if status in _RETRY_STATUS:
+            raise _Busy(f"HTTP {status}")
+        if status >= 400:
+            response.read()
+            hf_raise_for_status(response)
+        if state.have and not _resumes_at(response, state.have):
+            log.info("the server sent %s from the start", remote.local_rel)
+            state.reset()
+        total = expected or _length(response) or 0
+        self.report(remote, state.have, total)
+        for chunk in response.iter_bytes(CHUNK_SIZE):
+            if self.cancel.is_set():
+                raise DownloadCancelledError()
+            state.write(chunk)
             self.report(remote, state.have, total)
-            for chunk in response.iter_bytes(CHUNK_SIZE):
-                if self.cancel.is_set():
-                    raise DownloadCancelledError()
-                state.write(chunk)
-                self.report(remote, state.have, total)
+
+
+def _redirect_target(url: str, response: Any) -> str | None:
+    """Where a redirect answer points (absolute), None for any other answer."""
+    location = response.headers.get("Location")
+    if response.status_code not in (301, 302, 303, 307, 308) or not location:
+        return None
+    return urljoin(url, location)
 
 
 def _resumes_at(response: Any, offset: int) -> bool:
