@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from engines.backends.tensorrt import version as trt_version
 from engines.cli_support import EXIT_FAILED, EXIT_OK, UsageError, parser_class, run_command
 from engines.errors import BackendError, StudioError
 from engines.models.inventory import human_size
@@ -61,21 +62,41 @@ def _models_dir(args) -> Path:
 
 
 def cmd_list(args) -> int:
-    from engines.models.inventory import default_catalog, installed_sets, machine_report
+    from engines.models.inventory import (
+        default_catalog,
+        engines_on_disk,
+        installed_sets,
+        machine_report,
+        tensorrt_fit_lines,
+    )
 
     catalog = default_catalog(_models_dir(args))
-    report = machine_report(catalog.gpu)
+    report = machine_report(catalog.gpu, tensorrt=catalog.tensorrt_version)
+    print("This machine:")
     for line in report.lines():
-        print(line)
+        print(f"  {line}")
     print("Model folders: " + ", ".join(str(r) for r in catalog.roots))
+    print("\nEngine files and TensorRT:")
+    for line in tensorrt_fit_lines(engines_on_disk(catalog), catalog.tensorrt_version):
+        print(f"  {line}")
     for entry in installed_sets(catalog):
-        print(f"\n{entry.model}: {entry.label} - {len(entry.files)} file(s), "
-              f"{human_size(entry.total_bytes)}")
+        count = len(entry.files)
+        print(f"\n{entry.model}: {entry.label} - {count} file{'s' if count != 1 else ''} on "
+              f"disk, {human_size(entry.total_bytes)}")
         for path, size in entry.files:
             print(f"  {path} ({human_size(size)})")
         for where, state in entry.runnable.items():
-            print(f"  {where}: {state}")
+            verdict = "ready" if state == "ready" else f"not ready - {state}"
+            print(f"  {_run_label(where)}: {verdict}")
     return EXIT_OK
+
+
+def _run_label(where: str) -> str:
+    """"tensorrt fp16" -> "runs on TensorRT at fp16"."""
+    from engines.catalog import BACKEND_LABELS
+
+    backend, _, precision = where.partition(" ")
+    return f"runs on {BACKEND_LABELS.get(backend, backend)} at {precision}"
 
 
 def _arch(args, catalog) -> str:
@@ -138,8 +159,11 @@ def _require_tensorrt(catalog) -> None:
         raise UsageError("No NVIDIA GPU was found; building and the self-test need one (the "
                          "demo and ONNX Runtime work without).")
     if catalog.tensorrt_version is None:
-        raise UsageError("TensorRT is not installed; install it with "
-                         "`pip install 'sa3-studio[tensorrt]'` and run this again.")
+        raise UsageError(f"TensorRT is not installed; install it with "
+                         f"`{trt_version.install_command()}` and run this again.")
+    unusable = trt_version.unsupported_reason(catalog.tensorrt_version)
+    if unusable:
+        raise UsageError(unusable)
 
 
 def cmd_build(args) -> int:

@@ -493,9 +493,23 @@ BUILD_STEPS = 4  # steps of the fake "tactic timing" phase, one step_complete ca
 _TIMING_MAGIC = "FAKE-TRT-TIMING"
 _ONNX_FIRST_BYTE = b"\x08"  # field 1 (ir_version, varint): every serialized ModelProto starts so
 _PRECISION_FLAGS = ("FP16", "BF16", "INT8", "FP8", "INT4", "FP4")
+# Deprecated in TensorRT 10.12 ("superseded by strong typing") but still there in every 10.x, and
+# gone from TensorRT 11.0 (release/10.15 and release/11.0 include/NvInfer.h). A fake whose
+# __version__ is 11 or later refuses them as the missing attribute they are there.
+_REMOVED_IN_11 = ("FP16", "INT8", "OBEY_PRECISION_CONSTRAINTS", "PREFER_PRECISION_CONSTRAINTS",
+                  "REJECT_EMPTY_ALGORITHMS", "FP8", "BF16", "INT4", "FP4")
+
+
+def _check_flag_exists(flag: Any) -> None:
+    major = int(str(sys.modules[__name__].__version__).split(".")[0])
+    if flag.name in _REMOVED_IN_11 and major >= 11:
+        raise AttributeError(f"type object 'tensorrt.BuilderFlag' has no attribute '{flag.name}'")
 
 
 class BuilderFlag(enum.IntEnum):
+    """TensorRT 10's flags; FP16, INT8, FP8, BF16, INT4, FP4 and the precision-constraint flags
+    are deprecated (10.12) but present, see _REMOVED_IN_11."""
+
     FP16 = 0
     INT8 = 1
     DEBUG = 2
@@ -563,11 +577,18 @@ class ErrorCode(enum.Enum):
 
 
 class IHostMemory(bytes):
-    """Serialized data TensorRT hands back (a plan, a timing cache): a buffer, like the binding."""
+    """Serialized data TensorRT hands back (a plan, a timing cache): a buffer, like the binding.
+    The binding has the buffer protocol and `nbytes` but no len() (conformance-tested)."""
+
+    def __len__(self) -> int:
+        raise TypeError("object of type 'IHostMemory' has no len(); use nbytes or memoryview")
+
+    def __bool__(self) -> bool:  # a plain object: always true, even when empty
+        return True
 
     @property
     def nbytes(self) -> int:
-        return len(self)
+        return memoryview(self).nbytes
 
     @property
     def dtype(self) -> DataType:
@@ -661,6 +682,17 @@ _ONNX_DTYPES = {1: DataType.FLOAT, 10: DataType.HALF, 16: DataType.BF16, 7: Data
                 6: DataType.INT32, 3: DataType.INT8, 2: DataType.UINT8, 9: DataType.BOOL,
                 17: DataType.FP8}
 _ONNX_DOMAINS = ("", "ai.onnx")
+# Standard ONNX ops the TensorRT ONNX parser has no importer for (OnnxParser.supports_operator
+# is False in TensorRT-RTX 1.7's parser, which is TensorRT 10's): refused like made-up ops.
+_TRT_UNSUPPORTED_ONNX_OPS = frozenset((
+    "AffineGrid Bernoulli BitCast BitShift BitwiseAnd BitwiseNot BitwiseOr BitwiseXor "
+    "CenterCropPad Col2Im Compress ConcatFromSequence ConvInteger CumProd DFT DeformConv Det "
+    "DynamicQuantizeLinear ImageDecoder MatMulInteger MaxRoiPool MaxUnpool MelWeightMatrix "
+    "Multinomial NegativeLogLikelihoodLoss Optional OptionalGetElement OptionalHasElement "
+    "QLinearConv QLinearMatMul RegexFullMatch SequenceAt SequenceConstruct SequenceEmpty "
+    "SequenceErase SequenceInsert SequenceLength SequenceMap SoftmaxCrossEntropyLoss "
+    "SplitToSequence StringConcat StringNormalizer StringSplit SwiGLU TfIdfVectorizer Unique"
+).split())
 RULES_METADATA_KEY = "fake_trt.rules"
 """ONNX metadata_props key of a JSON {output: {dim: [input, input dim, mul, div]}} that tells the
 fake how a dynamic output dim follows the inputs when the symbols differ (pcm N = L * 4096)."""
@@ -700,8 +732,9 @@ class OnnxParser:
             with open(model, "rb") as handle:
                 data = handle.read()
         except OSError:
-            return self._fail(ParserError(ErrorCode.MODEL_DESERIALIZE_FAILED,
-                                          f"Failed to open file: {model}"))
+            return self._fail(ParserError(ErrorCode.INVALID_VALUE,  # the real parser's code
+                                          "Input file cannot be found, or is not a regular "
+                                          f"file: {model}"))
         return self._parse(data, "parseFromFile")
 
     def parse(self, model: Any, path: str | None = None) -> bool:
@@ -726,13 +759,17 @@ class OnnxParser:
         graph = model.graph
         local = {(f.domain, f.name) for f in model.functions}
         for index, node in enumerate(graph.node):
-            if node.domain in _ONNX_DOMAINS or (node.domain, node.op_type) in local:
+            if (node.domain, node.op_type) in local or (
+                node.domain in _ONNX_DOMAINS and node.op_type not in _TRT_UNSUPPORTED_ONNX_OPS
+                and onnx.defs.has(node.op_type)
+            ):
                 continue
             if node.op_type in sys.modules[__name__].PLUGINS_REGISTERED:
                 self.network.plugin_nodes.append(node.op_type)
                 continue
+            # The real parser falls back to a plugin lookup and reports kINVALID_NODE.
             return self._fail(ParserError(
-                ErrorCode.UNSUPPORTED_NODE,
+                ErrorCode.INVALID_NODE,
                 f"No importer registered for op: {node.op_type}. Attempting to import as plugin. "
                 f"Plugin not found: {node.op_type}, version: 1, namespace: {node.domain}.",
                 node=index, node_name=node.name, node_operator=node.op_type, func=func))
@@ -870,11 +907,13 @@ class IBuilderConfig:
     def set_flag(self, flag: BuilderFlag) -> None:
         if not isinstance(flag, BuilderFlag):
             raise TypeError("set_flag(): incompatible function arguments")
+        _check_flag_exists(flag)
         self._flags |= 1 << int(flag)
 
     def clear_flag(self, flag: BuilderFlag) -> None:
         if not isinstance(flag, BuilderFlag):
             raise TypeError("clear_flag(): incompatible function arguments")
+        _check_flag_exists(flag)
         self._flags &= ~(1 << int(flag))
 
     def get_flag(self, flag: BuilderFlag) -> bool:
@@ -921,10 +960,16 @@ class IBuilderConfig:
             blob = json.loads(data.decode())
             if not isinstance(blob, dict) or blob.get("magic") != _TIMING_MAGIC:
                 raise ValueError("no magic")
+            if blob["trt_version"] != module.__version__:
+                raise ValueError("another TensorRT version")
         except (UnicodeDecodeError, ValueError):
-            self._error("IBuilderConfig::createTimingCache: Error Code 3: API Usage Error "
-                        "(Parameter check failed, condition: the timing cache blob is valid.)")
-            return None
+            # TensorRT never returns None here: it drops the blob and hands back an EMPTY cache
+            # (seen with the TensorRT-RTX 1.7 builder; TensorRT 8.6 logged the same first line).
+            warn = self.builder.logger.log
+            warn(ILogger.WARNING, "The timing cache will not be used!")
+            warn(ILogger.WARNING, "Failed to deserialize timing cache. Returning an empty timing "
+                                  "cache.")
+            return ITimingCache(module.FAKE_GPU_SM, module.__version__, [], data)
         return ITimingCache(blob["device"], blob["trt_version"], blob["entries"], data)
 
     def set_timing_cache(self, cache: ITimingCache, ignore_mismatch: bool) -> bool:

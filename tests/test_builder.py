@@ -11,9 +11,11 @@ import pytest
 from onnx import TensorProto, helper
 
 from engines.backends.tensorrt.engine import TrtEngine
+from engines.backends.tensorrt.version import UnsupportedTensorRTError
 from engines.catalog import Catalog
 from engines.errors import BackendError, CancelledError, ModelUnavailableError, RequestError
 from engines.gpu import GpuInfo
+from engines.models.build_recipe import onnx_has_fp8
 from engines.models.builder import (
     BuildCancelled,
     BuildError,
@@ -25,6 +27,8 @@ from engines.models.builder import (
 from tests import fake_tensorrt
 
 F32, F16, I32, I64 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.INT32, TensorProto.INT64
+FP8 = TensorProto.FLOAT8E4M3FN
+PRECISION_FLAGS = ("FP16", "BF16", "INT8", "FP8", "INT4", "FP4")  # deprecated in TensorRT 10.12
 H100 = (9, 0)
 
 # name, element type, shape (a str is a symbolic dim)
@@ -48,11 +52,18 @@ def trt(monkeypatch: pytest.MonkeyPatch):
 
 
 def write_onnx(path: Path, role: str = "dit", *, extra_inputs=(), custom_op: str | None = None,
-               io=None) -> Path:
-    """A tiny ONNX graph with the I/O of an SA3 role (the fake parser reads the graph only)."""
+               io=None, fp8: bool = False) -> Path:
+    """A tiny ONNX graph with the I/O of an SA3 role (the fake parser reads the graph only);
+    `fp8` puts an fp8 QuantizeLinear/DequantizeLinear pair first, as a quantized export does."""
     inputs, outputs = io or IO[role]
     inputs = [*inputs, *extra_inputs]
     nodes = [helper.make_node("Identity", [inputs[0][0]], ["mid"], name="first")]
+    initializers = []
+    if fp8:
+        nodes = [helper.make_node("QuantizeLinear", [inputs[0][0], "scale", "zero"], ["q"]),
+                 helper.make_node("DequantizeLinear", ["q", "scale", "zero"], ["mid"])]
+        initializers = [helper.make_tensor("scale", F32, [], [0.5]),
+                        helper.make_tensor("zero", FP8, [], [0.0])]
     if custom_op:
         nodes.append(helper.make_node(custom_op, ["mid"], ["mid2"], name="swa", domain="samel"))
     nodes.append(helper.make_node("Identity", [nodes[-1].output[0]], [outputs[0][0]],
@@ -60,8 +71,8 @@ def write_onnx(path: Path, role: str = "dit", *, extra_inputs=(), custom_op: str
     graph = helper.make_graph(
         nodes, f"sa3_{role}",
         [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
-        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19 if fp8 else 17)])
     model.ir_version = 8
     if role in RULES:
         helper.set_model_props(model, {fake_tensorrt.RULES_METADATA_KEY: RULES[role]})
@@ -122,11 +133,43 @@ def test_fp16_is_strongly_typed_without_precision_flags(tmp_path: Path, trt) -> 
     assert spec.engine_path.is_file()
 
 
-def test_fp8_is_weakly_typed_with_fp16_and_fp8_flags(tmp_path: Path, trt) -> None:
-    spec = spec_for(tmp_path, precision="fp8", engine="models/sm_90/sa3-m/dit_fp8.trt")
+def test_fp8_dit_is_weakly_typed_with_fp16_and_fp8_flags(tmp_path: Path, trt) -> None:
+    spec = spec_for(tmp_path, precision="fp8", engine="models/sm_90/sa3-m/dit_fp8.trt", fp8=True)
     build_engine(spec, gpu_cc=(8, 9))
     assert not trt.STATE.networks[-1].strongly_typed
     assert {"FP16", "FP8"} <= trt.STATE.configs[-1].flag_names
+
+
+def test_fp8_same_s_tiers_take_the_fp8_flag_alone(tmp_path: Path, trt) -> None:
+    for role, name in (("decoder", "dec_fp8_fast"), ("encoder", "enc_fp8")):
+        spec = spec_for(tmp_path, role, "fp8", engine=f"models/sm_90/same-s/{name}.trt", fp8=True)
+        build_engine(spec, gpu_cc=H100)
+        assert not trt.STATE.networks[-1].strongly_typed
+        assert trt.STATE.configs[-1].flag_names & set(PRECISION_FLAGS) == {"FP8"}
+
+
+def test_fp8_same_l_tiers_are_strongly_typed_without_precision_flags(tmp_path: Path,
+                                                                        trt) -> None:
+    # The fp8 is in the graph: strong typing keeps it, and TensorRT refuses precision flags there.
+    for role, name in (("decoder", "dec_fp8_chunkable_limiter"), ("encoder", "enc_fp8_chunkable")):
+        spec = spec_for(tmp_path, role, "fp8", engine=f"models/sm_90/same-l/{name}.trt", fp8=True)
+        assert build_engine(spec, gpu_cc=H100).is_file()
+        assert trt.STATE.networks[-1].strongly_typed
+        assert not trt.STATE.configs[-1].flag_names & set(PRECISION_FLAGS)
+
+
+@pytest.mark.parametrize("engine", ["models/sm_90/sa3-m/dit_fp8.trt",
+                                    "models/sm_90/same-s/dec_fp8.trt",
+                                    "models/sm_90/same-l/dec_fp8_chunkable_limiter.trt"])
+def test_fp8_build_of_a_graph_without_fp8_is_refused(tmp_path: Path, trt, engine: str) -> None:
+    role = "dit" if "dit" in engine else "decoder"
+    spec = spec_for(tmp_path, role, "fp8", engine=engine)  # an fp16 graph under an fp8 name
+    with pytest.raises(BuildError) as caught:
+        build_engine(spec, gpu_cc=H100)
+    message = str(caught.value)
+    assert "has no fp8 quantization" in message and spec.label in message
+    assert "fp16" in message and "\n" not in message and message.endswith(".")
+    assert not trt.STATE.builders and not spec.engine_path.exists()  # TensorRT never started
 
 
 def test_fp32_is_weakly_typed_without_any_flag(tmp_path: Path, trt) -> None:
@@ -160,6 +203,101 @@ def test_fp8_refusal_needs_no_tensorrt_at_all(tmp_path: Path, monkeypatch) -> No
         build_engine(spec, gpu_cc=(8, 6))
     with pytest.raises(BuildError, match="TensorRT is not installed"):
         build_engine(spec_for(tmp_path), gpu_cc=H100)
+
+
+def _model_bytes(nodes, initializers=(), opset: int = 21, functions=()) -> bytes:
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", F32, [1, 4])],
+                              [helper.make_tensor_value_info("y", F32, [1, 4])], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset),
+                                                    helper.make_opsetid("local", 1)],
+                              functions=list(functions))
+    return model.SerializeToString()
+
+
+def test_onnx_has_fp8_finds_every_form_of_fp8_quantization(tmp_path: Path) -> None:
+    scale = helper.make_tensor("s", F32, [], [0.5])
+    cases = {
+        "qdq_zero_point": _model_bytes(
+            [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+             helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+            [scale, helper.make_tensor("z", FP8, [], [0.0])]),
+        "q_output_dtype": _model_bytes(
+            [helper.make_node("QuantizeLinear", ["x", "s"], ["q"], output_dtype=FP8),
+             helper.make_node("DequantizeLinear", ["q", "s"], ["y"])], [scale]),
+        "fp8_weights": _model_bytes(
+            [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"]),
+             helper.make_node("Add", ["x", "wf"], ["y"])],
+            [scale, helper.make_tensor("w", FP8, [1, 4], [0.0] * 4)]),
+        "cast_to_fp8": _model_bytes(
+            [helper.make_node("Cast", ["x"], ["c"], to=FP8),
+             helper.make_node("Cast", ["c"], ["y"], to=F32)]),
+        "trt_custom_qdq": _model_bytes(
+            [helper.make_node("TRT_FP8QuantizeLinear", ["x", "s"], ["q"], domain="trt"),
+             helper.make_node("TRT_FP8DequantizeLinear", ["q", "s"], ["y"], domain="trt")],
+            [scale]),
+        "inside_a_function": _model_bytes(
+            [helper.make_node("QDQ", ["x"], ["y"], domain="local")], functions=[
+                helper.make_function("local", "QDQ", ["a"], ["b"], [
+                    helper.make_node("QuantizeLinear", ["a", "k"], ["q"], output_dtype=FP8),
+                    helper.make_node("DequantizeLinear", ["q", "k"], ["b"])],
+                    [helper.make_opsetid("", 21)])]),
+    }
+    for name, data in cases.items():
+        path = tmp_path / f"{name}.onnx"
+        path.write_bytes(data)
+        assert onnx_has_fp8(path) is True, name
+
+    int8 = tmp_path / "int8.onnx"
+    int8.write_bytes(_model_bytes(
+        [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+         helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])],
+        [scale, helper.make_tensor("z", TensorProto.INT8, [], [0])]))
+    assert onnx_has_fp8(int8) is False  # int8 Q/DQ is no fp8
+    assert onnx_has_fp8(write_onnx(tmp_path / "plain.onnx")) is False
+    garbage = tmp_path / "garbage.onnx"
+    garbage.write_bytes(b"<html>rate limited</html>")
+    assert onnx_has_fp8(garbage) is None  # not ONNX: TensorRT's parser says why
+
+
+def test_fp8_check_reads_no_external_weights(tmp_path: Path) -> None:
+    from onnx import load_model_from_string, save_model
+
+    model = load_model_from_string(_model_bytes(
+        [helper.make_node("DequantizeLinear", ["w", "s"], ["wf"]),
+         helper.make_node("Add", ["x", "wf"], ["y"])],
+        [helper.make_tensor("s", F32, [], [0.5]),
+         helper.make_tensor("w", FP8, [1, 4], bytes(4), raw=True)]))
+    save_model(model, str(tmp_path / "dit_fp8.onnx"), save_as_external_data=True,
+               location="dit_fp8.onnx.data", size_threshold=0)
+    (tmp_path / "dit_fp8.onnx.data").unlink()  # the weights are never read
+    assert onnx_has_fp8(tmp_path / "dit_fp8.onnx") is True
+
+
+# ---- TensorRT version -------------------------------------------------------------------------
+
+def test_tensorrt_11_is_refused_in_one_sentence_before_any_flag(tmp_path: Path, trt,
+                                                                monkeypatch) -> None:
+    monkeypatch.setattr(trt, "__version__", "11.4.0.106")
+    spec = spec_for(tmp_path, precision="fp8", engine="models/sm_90/sa3-m/dit_fp8.trt", fp8=True)
+    with pytest.raises(UnsupportedTensorRTError) as caught:  # never an AttributeError
+        build_engine(spec, gpu_cc=H100)
+    message = str(caught.value)
+    assert message.startswith("TensorRT 11.4.0.106 is installed but SA3 Studio needs TensorRT 10")
+    assert "10.15.1.29" in message and "pip install 'sa3-studio[tensorrt" in message
+    assert "\n" not in message and message.endswith(".")
+    assert isinstance(caught.value, BackendError)
+    assert not trt.STATE.builders
+
+
+def test_fake_has_the_deprecated_flags_on_10_and_not_on_11(trt, monkeypatch) -> None:
+    config = trt.Builder(trt.Logger()).create_builder_config()
+    for name in ("FP16", "BF16", "FP8"):  # deprecated in 10.12, present in every 10.x
+        config.set_flag(trt.BuilderFlag[name])
+    assert {"FP16", "BF16", "FP8"} <= config.flag_names
+    monkeypatch.setattr(trt, "__version__", "11.4.0.106")
+    with pytest.raises(AttributeError, match="no attribute 'FP16'"):
+        config.set_flag(trt.BuilderFlag.FP16)
+    config.clear_flag(trt.BuilderFlag.TF32)  # flags that survived into 11 still work
 
 
 # ---- progress, cancel, failures -----------------------------------------------------------------
@@ -377,6 +515,40 @@ def test_unusable_timing_cache_is_replaced(tmp_path: Path, trt, monkeypatch, cap
     assert trt.STATE.configs[-1].get_timing_cache().device == "sm_90"
 
 
+def test_fake_turns_a_bad_timing_cache_blob_into_an_empty_cache(trt) -> None:
+    logger = trt.Logger()
+    config = trt.Builder(logger).create_builder_config()
+    fresh = config.create_timing_cache(b"")
+    for blob in (b"garbage", fresh.serialize()[:10]):
+        cache = config.create_timing_cache(blob)
+        assert cache is not None and cache.entries == []  # empty, as TensorRT returns: not None
+        assert memoryview(cache.serialize()) == memoryview(fresh.serialize())
+    assert "Returning an empty timing cache" in logger.messages[-1][1]
+
+
+def test_timing_cache_from_another_tensorrt_version_is_replaced(tmp_path: Path, trt, monkeypatch,
+                                                                caplog) -> None:
+    cache_path = tmp_path / "timing.cache"
+    monkeypatch.setattr(trt, "__version__", "10.14.1.48")
+    build_engine(spec_for(tmp_path), gpu_cc=H100, timing_cache=cache_path)
+    monkeypatch.setattr(trt, "__version__", "10.15.1.29")
+    with caplog.at_level(logging.WARNING):
+        build_engine(spec_for(tmp_path), gpu_cc=H100, timing_cache=cache_path)
+    assert "damaged or from another TensorRT version; starting a new one" in caplog.text
+    (cache, _), = trt.STATE.configs[-1].timing_cache_calls
+    assert cache.loaded_from == b""  # the fresh cache, not the dropped one
+    assert b"10.15.1.29" in cache_path.read_bytes()
+
+
+def test_an_empty_timing_cache_file_is_no_warning(tmp_path: Path, trt, caplog) -> None:
+    cache_path = tmp_path / "timing.cache"
+    config = trt.Builder(trt.Logger()).create_builder_config()
+    cache_path.write_bytes(config.create_timing_cache(b"").serialize())
+    with caplog.at_level(logging.WARNING):
+        build_engine(spec_for(tmp_path), gpu_cc=H100, timing_cache=cache_path)
+    assert "timing cache" not in caplog.text
+
+
 def test_cancelled_build_does_not_touch_the_timing_cache(tmp_path: Path, trt) -> None:
     cache_path = tmp_path / "timing.cache"
     build_engine(spec_for(tmp_path), gpu_cc=H100, timing_cache=cache_path)
@@ -402,9 +574,10 @@ def test_built_engines_load_with_trtengine(tmp_path: Path, trt, caplog) -> None:
         assert engine.specs["x"].profile == default_profiles("dit")["x"]
         assert engine.specs["local_add_cond"].profile == default_profiles("dit")["local_add_cond"]
         assert engine.specs["t5_hidden"].shape == (1, 256, 768)
-        engine.set_input_shape("x", (1, 256, 100))
-        engine.set_input_shape("local_add_cond", (1, 257, 100))
-        assert engine.output_shape("velocity") == (1, 256, 100)
+        context = engine.create_context()
+        context.set_input_shape("x", (1, 256, 100))
+        context.set_input_shape("local_add_cond", (1, 257, 100))
+        assert context.output_shape("velocity") == (1, 256, 100)
 
     spec = spec_for(tmp_path, "decoder",
                     engine="models/sm_90/same-s/dec_bf16_chunkable_limiter.trt")
@@ -414,14 +587,16 @@ def test_built_engines_load_with_trtengine(tmp_path: Path, trt, caplog) -> None:
         assert decoder.specs["latent"].profile == ((1, 256, 1), (1, 256, 1292), (1, 256, 8192))
         assert decoder.specs["limiter_ceiling"].shape == ()
         assert decoder.specs["pcm"].dtype == "int32"
-        decoder.set_input_shape("latent", (1, 256, 8000))
-        assert decoder.output_shape("pcm") == (1, 8000 * 4096, 2)
+        context = decoder.create_context()
+        context.set_input_shape("latent", (1, 256, 8000))
+        assert context.output_shape("pcm") == (1, 8000 * 4096, 2)
 
     spec = spec_for(tmp_path, "encoder", engine="models/sm_90/same-s/enc_bf16_chunkable.trt")
     with TrtEngine(build_engine(spec, gpu_cc=H100), gpu_sm="sm_90") as encoder:
         assert encoder.specs["audio"].dtype == "float16"  # discovered, never assumed
-        encoder.set_input_shape("audio", (1, 2, 64 * 4096))
-        assert encoder.output_shape("latent") == (1, 256, 64)
+        context = encoder.create_context()
+        context.set_input_shape("audio", (1, 2, 64 * 4096))
+        assert context.output_shape("latent") == (1, 256, 64)
 
     spec = spec_for(tmp_path, "text", engine="models/sm_90/t5gemma/t5gemma_fp16.trt")
     assert not spec.profiles
@@ -549,7 +724,7 @@ def test_planned_engines_are_what_the_catalog_finds(models: Path, trt, model: st
     # Build every planned engine from SA3-shaped ONNX files, then ask the catalog.
     specs = plan_builds(models, [model], "sm_90", precision)
     for spec in specs:
-        write_onnx(spec.onnx_path, spec.role)
+        write_onnx(spec.onnx_path, spec.role, fp8=spec.precision == "fp8")
         build_engine(spec, gpu_cc=H100)
     gpu = GpuInfo("NVIDIA H100", 9, 0)
     found = Catalog(models, gpu=gpu, tensorrt_version="10.15.1.29").resolve(

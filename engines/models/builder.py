@@ -2,21 +2,18 @@
 
 `plan_builds` turns the ONNX files present under `models/onnx/<subdir>/` into `BuildSpec`s whose
 engine names are the ones `engines.catalog` looks for under `models/<sm_XX>/<subdir>/`.
-`build_engine` builds one of them with the typing rules of SA3_CONTRACTS section 3:
-
-- fp16 (fp16mixed) is built STRONGLY_TYPED with no precision flag: the types come from the
-  ONNX. A weakly typed FP16 build re-casts the FP32 RMSNorm islands and ruins the audio.
-- fp8 is built weakly typed with the FP16 and FP8 flags: strong typing breaks attention fusion.
-- fp32 (the fidelity reference) is built weakly typed with no flag at all (TF32 cleared too).
+`build_engine` builds one of them with the typing and flags of its recipe (`build_recipe`: the
+published recipes of SA3_CONTRACTS section 3, which need TensorRT 10), and refuses an fp8 build
+of a graph that carries no fp8 quantization.
 
 A build takes minutes: progress goes to a callback, a threading.Event cancels it through the
-progress monitor, a persistent timing cache makes rebuilds faster, and the engine appears
-atomically or not at all. tensorrt is imported inside `build_engine` only.
+progress monitor (`build_progress`), a persistent timing cache makes rebuilds faster
+(`timing_cache`), and the engine appears atomically or not at all. tensorrt is imported inside
+`build_engine` only, and anything but TensorRT 10 is refused there with one sentence.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import re
@@ -29,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from engines import catalog, demo
+from engines.backends.tensorrt import version as trt_version
 from engines.backends.tensorrt.engine import make_logger
 from engines.constants import (
     CHANNELS,
@@ -38,12 +36,14 @@ from engines.constants import (
     SAMPLES_PER_LATENT,
 )
 from engines.errors import BackendError, CancelledError, ModelUnavailableError, RequestError
+from engines.models.build_progress import Progress, monitor_class
+from engines.models.build_recipe import apply_recipe, onnx_has_fp8, recipe_for
+from engines.models.timing_cache import load_timing_cache, serialized_timing_cache
 
 log = logging.getLogger(__name__)
 
 Shape = tuple[int, ...]
 ProfileShapes = tuple[Shape, Shape, Shape]
-Progress = Callable[[str, int, int], None]
 
 ROLES: tuple[str, ...] = ("text", "dit", "encoder", "decoder")
 BUILD_PRECISIONS: tuple[str, ...] = ("fp16", "fp32", "fp8")
@@ -259,25 +259,35 @@ def build_engine(spec: BuildSpec, *, gpu_cc: tuple[int, int], progress: Progress
     if not spec.onnx_path.is_file():
         raise BuildError(f"The ONNX file '{spec.onnx_path}' does not exist; download the ONNX "
                          "files again.")
+    recipe = recipe_for(spec.role, spec.precision, spec.engine_path.parent.name)
+    if recipe.needs_fp8_graph and onnx_has_fp8(spec.onnx_path) is False:
+        raise BuildError(
+            f"'{spec.onnx_path.name}' has no fp8 quantization (no fp8 Q/DQ nodes or fp8 weights), "
+            f"so it cannot make the fp8 engine '{spec.label}'; download the fp8 ONNX files "
+            "again, or build the fp16 engines instead.")
     trt = _import_tensorrt()
     logger = make_logger(trt)
     started = time.monotonic()
     builder = _checked(trt.Builder, logger, what="start the TensorRT builder", logger=logger)
-    strongly_typed = spec.precision == "fp16"
-    flags = 1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED) if strongly_typed else 0
-    network = builder.create_network(flags)
+    strong = 1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED)
+    network = builder.create_network(strong if recipe.strongly_typed else 0)
     if network is None:
         raise BuildError(f"TensorRT could not create a network{_last_error(logger)}; check the "
                          "TensorRT installation.")
     parser = trt.OnnxParser(network, logger)
     if not parser.parse_from_file(str(spec.onnx_path)):
         raise _parse_error(spec, parser, logger)
+    if int(network.num_inputs) == 0 or int(network.num_outputs) == 0:
+        # TensorRT's parser reads bytes that are no ONNX (an HTML error page, an empty file)
+        # as an empty model and says True; the build would then blame VRAM or disk.
+        raise BuildError(f"TensorRT could not parse '{spec.onnx_path.name}': it holds no graph "
+                         "(not an ONNX file, or an empty one). Download the ONNX file again.")
     inputs = _network_inputs(network)
     _check_profiles(spec, inputs)
     _check_cancel(cancel)
 
     config = builder.create_builder_config()
-    _set_precision(trt, config, spec.precision)
+    apply_recipe(trt, config, recipe)
     if spec.workspace_bytes is not None:
         config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, int(spec.workspace_bytes))
     dynamic = [name for name, shape in inputs.items() if -1 in shape]
@@ -294,8 +304,8 @@ def build_engine(spec: BuildSpec, *, gpu_cc: tuple[int, int], progress: Progress
             raise BuildError(f"TensorRT refused the optimization profile of '{spec.label}'"
                              f"{_last_error(logger)}; check the build profiles.")
     if timing_cache is not None:
-        _load_timing_cache(config, Path(timing_cache))
-    monitor = _monitor_class(trt.IProgressMonitor)(progress, cancel)
+        load_timing_cache(config, Path(timing_cache))
+    monitor = monitor_class(trt.IProgressMonitor)(progress, cancel)
     config.progress_monitor = monitor  # keep `monitor` referenced until the build returns
 
     _check_cancel(cancel)
@@ -312,9 +322,9 @@ def build_engine(spec: BuildSpec, *, gpu_cc: tuple[int, int], progress: Progress
     size = _write_engine(spec.engine_path, serialized)
     if timing_cache is not None:
         _save_timing_cache(config, Path(timing_cache))
-    typed = "strongly typed" if strongly_typed else "weakly typed"
+    _check_plan_header(serialized, str(trt.__version__))
     log.info("Built %s from %s: %s %s, %d profiled input(s), %.1f MiB in %.0f s", spec.label,
-             spec.onnx_path.name, spec.precision, typed, len(dynamic), size / 2**20,
+             spec.onnx_path.name, spec.precision, recipe.typing, len(dynamic), size / 2**20,
              time.monotonic() - started)
     return spec.engine_path
 
@@ -323,9 +333,21 @@ def _import_tensorrt() -> Any:
     try:
         import tensorrt as trt
     except ImportError as err:
-        raise BuildError(f"TensorRT is not installed ({err}); install sa3-studio[tensorrt] to "
-                         "build engines.") from err
+        raise BuildError(f"TensorRT is not installed ({err}); install it with "
+                         f"`{trt_version.install_command()}` to build engines.") from err
+    trt_version.require_supported(trt)  # TensorRT 11 has none of the flags the recipes need
     return trt
+
+
+def _check_plan_header(plan: Any, installed: str) -> None:
+    """`models list` reads which TensorRT built an engine from its header, an undocumented
+    layout: say so in the log if a plan we just built does not carry our version there."""
+    matches = trt_version.header_matches(plan, installed)
+    if matches is False:
+        log.warning("The engine header does not name TensorRT %s, which built it; `models list` "
+                    "may misreport which TensorRT the engines need.", installed)
+    elif matches is None:
+        log.debug("No readable TensorRT version in the header of the plan just built")
 
 
 def _check_cancel(cancel: threading.Event | None) -> None:
@@ -425,46 +447,12 @@ def _check_profiles(spec: BuildSpec, inputs: dict[str, Shape]) -> None:
                     "ONNX file of the SA3 contract.")
 
 
-def _set_precision(trt: Any, config: Any, precision: str) -> None:
-    if precision == "fp8":
-        config.set_flag(trt.BuilderFlag.FP16)
-        config.set_flag(trt.BuilderFlag.FP8)
-    elif precision == "fp32":
-        # The fidelity reference: true fp32 math, so TF32 (on by default) goes too.
-        config.clear_flag(trt.BuilderFlag.TF32)
-    # fp16: a strongly typed network takes no precision flag (TensorRT refuses them).
-
-
-# ---- timing cache -----------------------------------------------------------------------------
-
-def _load_timing_cache(config: Any, path: Path) -> None:
-    """Use the cache at `path` (a fresh one when it is missing, unreadable or from another GPU
-    or TensorRT version: a cache only saves time, it never decides an engine)."""
-    data = b""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        pass
-    except OSError as err:
-        log.warning("Could not read the timing cache %s (%s); starting a new one.", path, err)
-    cache = config.create_timing_cache(data) if data else None
-    if cache is not None and config.set_timing_cache(cache, False):
-        log.debug("Using the timing cache %s (%d bytes)", path, len(data))
-        return
-    if data:
-        log.warning("The timing cache %s does not fit this GPU or TensorRT version; starting a "
-                    "new one.", path)
-    cache = config.create_timing_cache(b"")
-    if cache is None or not config.set_timing_cache(cache, False):
-        log.warning("TensorRT refused a new timing cache; building without one.")
-
-
 def _save_timing_cache(config: Any, path: Path) -> None:
-    cache = config.get_timing_cache()
-    if cache is None:
+    data = serialized_timing_cache(config)
+    if data is None:
         return
     try:
-        _write_atomic(path, memoryview(cache.serialize()))
+        _write_atomic(path, data)
     except OSError as err:  # the engine is built; a lost cache only costs time next build
         log.warning("Could not save the timing cache %s (%s).", path, err)
 
@@ -494,52 +482,3 @@ def _write_engine(path: Path, serialized: Any) -> int:
         raise BuildError(f"Could not write the engine '{_short(path)}' "
                          f"({err.strerror or err}); free disk space or check write access to "
                          f"{path.parent}.") from err
-
-
-# ---- progress monitor -------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=4)
-def _monitor_class(base: type) -> type:
-    """A trt.IProgressMonitor subclass (built lazily: the base lives in the tensorrt module)."""
-
-    class BuildProgress(base):  # type: ignore[misc, valid-type]
-        """Forwards phases and steps to `progress`; cancels at the next step once `cancel` is
-        set. TensorRT calls it from its own threads."""
-
-        def __init__(self, progress: Progress | None, cancel: threading.Event | None) -> None:
-            base.__init__(self)  # pybind requires the base __init__ when overriding it
-            self._progress = progress
-            self._cancel = cancel
-            self._steps: dict[str, int] = {}
-            self._lock = threading.Lock()
-            self.cancelled = False
-
-        def _report(self, phase: str, step: int, steps: int) -> None:
-            if self._progress is None:
-                return
-            try:
-                self._progress(phase, step, steps)
-            except Exception:  # a broken display must not cancel (or crash) the build
-                log.exception("build progress callback failed")
-
-        def phase_start(self, phase_name: str, parent_phase: str | None, num_steps: int) -> None:
-            with self._lock:
-                self._steps[phase_name] = int(num_steps)
-            self._report(phase_name, 0, int(num_steps))
-
-        def step_complete(self, phase_name: str, step: int) -> bool:
-            if self._cancel is not None and self._cancel.is_set():
-                self.cancelled = True
-                return False
-            with self._lock:
-                steps = self._steps.get(phase_name, 0)
-            self._report(phase_name, int(step) + 1, steps)
-            return True
-
-        def phase_finish(self, phase_name: str) -> None:
-            with self._lock:
-                steps = self._steps.pop(phase_name, 0)
-            if not self.cancelled:
-                self._report(phase_name, steps, steps)
-
-    return BuildProgress

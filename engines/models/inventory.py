@@ -1,7 +1,8 @@
 """What this machine can run: GPU, drivers, TensorRT, and the engine sets installed.
 
 No torch and no tensorrt import: the GPU comes from cuda-python (engines.gpu), free VRAM from
-NVML when nvidia-ml-py is installed. No GPU or no TensorRT is a normal, explained state.
+NVML when nvidia-ml-py is installed, the installed TensorRT version from package metadata and the
+TensorRT an engine needs from its file header. No GPU or no TensorRT is a normal, explained state.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engines.catalog import MODEL_SETS, Catalog
+from engines.backends.tensorrt import version as trt_version
+from engines.catalog import DECODERS, MODEL_SETS, Catalog
 from engines.gpu import GpuInfo, probe_gpu, tensorrt_version
 
 log = logging.getLogger(__name__)
@@ -47,9 +49,14 @@ class MachineReport:
             out.append(f"GPU: {self.gpu.name}, compute capability {self.gpu.major}."
                        f"{self.gpu.minor} ({self.gpu.sm}){vram}, driver {driver}; fp8 "
                        f"{'supported' if self.gpu.has_fp8 else 'not supported'}.")
-        out.append(f"TensorRT: {self.tensorrt}" if self.tensorrt else
-                   "TensorRT: not installed (pip install 'sa3-studio[tensorrt]' on a machine "
-                   "with an NVIDIA GPU).")
+        unusable = trt_version.unsupported_reason(self.tensorrt) if self.tensorrt else None
+        if unusable:
+            out.append(f"TensorRT: {unusable}")
+        elif self.tensorrt:
+            out.append(f"TensorRT: {self.tensorrt}")
+        else:
+            out.append(f"TensorRT: not installed (`{trt_version.install_command()}` on a machine "
+                       "with an NVIDIA GPU).")
         out.append(f"ONNX Runtime: {self.onnxruntime}" if self.onnxruntime else
                    "ONNX Runtime: not installed.")
         return out
@@ -92,12 +99,15 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def machine_report(gpu=..., nvml=_nvml) -> MachineReport:
+def machine_report(gpu=..., nvml=_nvml, tensorrt=...) -> MachineReport:
+    """This machine; `gpu` and `tensorrt` (a version or None) are probed unless given, so a
+    caller holding a catalog can pass the ones it already decided with."""
     gpu = probe_gpu() if gpu is ... else gpu
     free, total, driver = nvml() if gpu is not None else (None, None, None)
     ort = _version("onnxruntime") or _version("onnxruntime-gpu")
     return MachineReport(gpu=gpu, vram_free=free, vram_total=total, nvml_driver=driver,
-                         tensorrt=tensorrt_version(), onnxruntime=ort)
+                         tensorrt=tensorrt_version() if tensorrt is ... else tensorrt,
+                         onnxruntime=ort)
 
 
 @dataclass
@@ -129,8 +139,6 @@ def _files_of(roots: list[Path], subdirs: set[str]) -> list[tuple[Path, int]]:
 def installed_sets(catalog: Catalog) -> list[InstalledSet]:
     """Per model set: the files present in every models root (all arch folders), their sizes,
     and for each backend and precision whether it runs here or why not."""
-    from engines.catalog import DECODERS
-
     out = []
     for key, model_set in MODEL_SETS.items():
         decoder = DECODERS[model_set.default_decoder]
@@ -146,6 +154,73 @@ def installed_sets(catalog: Catalog) -> list[InstalledSet]:
                     (answer.reason or "not runnable")
         out.append(entry)
     return out
+
+
+@dataclass(frozen=True)
+class EngineBuild:
+    """An engine file and the TensorRT release that built it (and so the only one it loads in)."""
+
+    path: Path
+    built_with: str  # "10.15.1" from the header, or the published engines' version
+    from_header: bool  # False: the header said nothing, so it is taken for a published engine
+
+
+def engines_on_disk(catalog: Catalog) -> list[EngineBuild]:
+    """Every engine file under <root>/<sm_XX>/<subdir>/ of every models root."""
+    found = []
+    for root in catalog.roots:
+        for path in sorted(Path(root).glob("sm_*/*/*.trt")):
+            if path.is_file():
+                version, from_header = trt_version.needed_tensorrt(path)
+                found.append(EngineBuild(path, version, from_header))
+    return found
+
+
+def tensorrt_fit_lines(engines: list[EngineBuild], installed: str | None) -> list[str]:
+    """Plain sentences: which TensorRT the engine files on disk need, whether the `installed`
+    one loads them, and what to do when it does not."""
+    if not engines:
+        return ["No engine files yet; download them with `python main.py models download <set>` "
+                "or build them from ONNX with `python main.py models build <set>`."]
+    groups: dict[tuple[str, bool], list[EngineBuild]] = {}
+    for engine in engines:
+        groups.setdefault((engine.built_with, engine.from_header), []).append(engine)
+    return [_fit_sentence(version, from_header, group, installed)
+            for (version, from_header), group in groups.items()]
+
+
+def _fit_sentence(version: str, from_header: bool, group: list[EngineBuild],
+                  installed: str | None) -> str:
+    folders = sorted({"/".join(e.path.parts[-3:-1]) for e in group})
+    one = len(group) == 1
+    # The words that change with the count, so every sentence reads as plain English.
+    files, they, them, loads, engines, say = (
+        ("file", "it", "it", "loads", "a published engine", "file does")
+        if one else ("files", "they", "them", "load", "published engines", "files do"))
+    what = f"{len(group)} engine {files} in {', '.join(folders)}"
+    built = (f"built with TensorRT {version}" if from_header else
+             f"taken to be {engines} built with TensorRT {version} (the {say} not say)")
+    if installed and trt_version.same_release(version, installed):
+        return f"{what}: {built}; {they} {loads} in the installed TensorRT {installed}."
+    here = f"TensorRT {installed} is installed" if installed else "TensorRT is not installed"
+    fixes = []
+    if trt_version.same_release(version, trt_version.PUBLISHED_ENGINES_TENSORRT):
+        fixes.append(f"install TensorRT {trt_version.PUBLISHED_ENGINES_TENSORRT} with "
+                     f"`{trt_version.install_command()}`")
+    else:
+        fixes.append(f"install TensorRT {version}")
+    if installed and trt_version.unsupported_reason(installed) is None:
+        sets = " ".join(_sets_using(folders)) or "<set>"
+        fixes.append(f"rebuild {them} from the ONNX files with `python main.py models build "
+                     f"{sets}`")
+    return f"{what}: {built}, but {here}, so {they} will not load; {', or '.join(fixes)}."
+
+
+def _sets_using(folders: list[str]) -> list[str]:
+    """Model sets whose DiT or default codec lives in one of the <sm_XX>/<subdir> `folders`."""
+    subdirs = {folder.rsplit("/", 1)[-1] for folder in folders}
+    return [key for key, model_set in MODEL_SETS.items()
+            if model_set.subdir in subdirs or DECODERS[model_set.default_decoder].subdir in subdirs]
 
 
 def settings_path(data_dir: Path) -> Path:
