@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engines import demo
+from engines.backends.tensorrt.version import unsupported_reason
 from engines.constants import MAX_LATENTS, SAMPLE_RATE, SAMPLES_PER_LATENT
 from engines.errors import ModelUnavailableError, RequestError, StudioError
 from engines.gpu import GpuInfo, probe_gpu
@@ -107,15 +108,23 @@ CODEC_FILES: dict[str, dict[str, CodecTier]] = {
         "fp8_fast": CodecTier(("dec_fp8_fast",), ("enc_fp8_fast",)),
         "legacy": CodecTier(("dec_dynamic_bf16",), ("enc_dynamic_bf16",)),
     },
+    # SAME-L has no legacy tier we can run: its pre-chunkable engines are all JIT builds.
     "same-l": {
         "canonical": CodecTier(("dec_fp16_chunkable_limiter",), ("enc_fp16_chunkable",)),
         "fp8": CodecTier(("dec_fp8_chunkable_limiter",), ("enc_fp8_chunkable",)),
-        "legacy": CodecTier(("dec_dynamic_triton_swa", "dec_dynamic_fp32"),
-                            ("enc_dynamic_triton_swa",)),
     },
 }
 
-# Engines whose SAME-L attention calls back into Python (tensorrt.plugin + triton) per enqueue.
+# SAME-L engines built with the official JIT Triton plugin (samel::diff_attn_swa). They only
+# deserialize once Python has registered that plugin through `tensorrt.plugin`, which SA3
+# Studio never does, so the catalog recognises them only to refuse them with the AOT remedy.
+# (dec_dynamic_fp32 is the fp32 build of the same JIT graph, despite its name.)
+JIT_CODEC_FILES: dict[str, CodecTier] = {
+    "same-l": CodecTier(("dec_dynamic_triton_swa", "dec_dynamic_fp32"),
+                        ("enc_dynamic_triton_swa",)),
+}
+
+# The file-name mark of the JIT SAME-L graphs and engines (the ONNX builder skips them).
 JIT_PLUGIN_MARKER = "triton_swa"
 
 DIT_STEMS: dict[str, tuple[str, ...]] = {
@@ -146,6 +155,16 @@ def download_command(model: str, backend: str = "tensorrt") -> str:
     """The command a reason tells the user to run to fetch a model set."""
     suffix = " --onnx" if backend == "onnxruntime" else ""
     return f"python main.py models download {model}{suffix}"
+
+
+def aot_codec_remedy(decoder: str = "same-l") -> str:
+    """What to do instead of loading a JIT codec engine: a clause naming the AOT engines and
+    the command that fetches them (shared by the catalog and the engine loader)."""
+    tier = CODEC_FILES[decoder]["canonical"]
+    # Codec engines come with the model set that pairs with the codec by default.
+    model = next(m.key for m in MODEL_SETS.values() if m.default_decoder == decoder)
+    return (f"get the AOT engines {tier.decoder[0]}.trt and {tier.encoder[0]}.trt with "
+            f"`{download_command(model)}`")
 
 
 # --------------------------------------------------------------------------------------------
@@ -514,6 +533,8 @@ class Catalog:
             return "no NVIDIA GPU was found for TensorRT"
         if self.tensorrt_version is None:
             return "TensorRT is not installed (`pip install 'sa3-studio[tensorrt]'`)"
+        if unsupported_reason(self.tensorrt_version) is not None:
+            return f"TensorRT {self.tensorrt_version} is installed but SA3 Studio needs TensorRT 10"
         return None
 
     def _resolve_on(self, backend: str, choice: _Choice) -> Availability:
@@ -548,6 +569,9 @@ class Catalog:
         if self.tensorrt_version is None:
             raise _Unavailable("TensorRT is not installed; install it with "
                                "`pip install 'sa3-studio[tensorrt]'`.")
+        unsupported = unsupported_reason(self.tensorrt_version)
+        if unsupported is not None:  # TensorRT 11 and others: the engines cannot be driven
+            raise _Unavailable(unsupported)
         wants_fp8 = choice.precision == "fp8" or choice.tier in _FP8_TIERS
         if wants_fp8 and not gpu.has_fp8:
             what = "fp8 precision" if choice.precision == "fp8" else \
@@ -570,16 +594,8 @@ class Catalog:
         tokenizer = self._tokenizer(choice, bases, "tensorrt")
         dit = need(choice.model.subdir, DIT_STEMS[choice.precision])
         decoder, encoder, tier = self._codec(choice, bases, ".trt", "tensorrt")
-        jit_files = [p.name for p in (decoder, encoder)
-                     if p is not None and JIT_PLUGIN_MARKER in p.name]
-        if jit_files:
-            names = " and ".join(f"'{n}'" for n in jit_files)
-            notes.append(
-                f"{names} use the JIT SAME-L plugin: they run eagerly (slower, needing torch "
-                f"and triton); rebuild them AOT to capture them in the CUDA graph.")
         self._codec_notes(choice, decoder, encoder, tier, ".trt", notes)
-        return EngineFiles("trt", text_encoder, tokenizer, dit, decoder, encoder, tier,
-                           bool(jit_files))
+        return EngineFiles("trt", text_encoder, tokenizer, dit, decoder, encoder, tier)
 
     def _missing_engine(self, choice: _Choice, subdir: str, names: Sequence[str]) -> _Unavailable:
         """A missing engine: either built for another arch, or not there at all."""
@@ -628,6 +644,7 @@ class Catalog:
             order = ["fp8", "canonical", "legacy"]
         else:
             order = ["canonical", "legacy"]
+        order = [tier for tier in order if tier in tiers]  # SAME-L has no legacy tier
         folders = [b / DECODERS[choice.decoder].subdir for b in bases]
         without_encoder: tuple[str, Path] | None = None
         for tier in order:
@@ -646,11 +663,25 @@ class Catalog:
             if backend == "tensorrt":
                 raise self._missing_engine(choice, DECODERS[choice.decoder].subdir, [name])
             raise self._missing(choice, backend, name, folders[0])
+        if backend == "tensorrt":
+            self._refuse_jit_codec(choice, folders)
         named_tier = choice.tier or "canonical"
         names = [s + ext for s in tiers[named_tier].decoder]
         if backend == "tensorrt":
             raise self._missing_engine(choice, DECODERS[choice.decoder].subdir, names)
         raise self._missing(choice, backend, names[0], folders[0])
+
+    def _refuse_jit_codec(self, choice: _Choice, folders: Sequence[Path]) -> None:
+        """When this arch's only codec engines are JIT plugin builds, say so (a plain "missing
+        file" would hide that the files on disk can never load here)."""
+        jit = JIT_CODEC_FILES.get(choice.decoder)
+        if jit is None:
+            return
+        for folder in folders:
+            found = [stem + ".trt" for stem in (*jit.decoder, *jit.encoder)
+                     if (folder / f"{stem}.trt").is_file()]
+            if found:
+                raise _Unavailable(_jit_codec_reason(found, folder, choice.decoder))
 
     def _codec_notes(self, choice: _Choice, decoder: Path, encoder: Path | None, tier: str,
                      ext: str, notes: list[str]) -> None:
@@ -731,6 +762,15 @@ class Catalog:
         demo_dir = self.models_root / ONNX_DIR / DEMO_SUBDIR
         notes.append(f"The demo models are {DEMO_BUILT_NOTE} in {demo_dir}.")
         return _demo_files(demo_dir)
+
+
+def _jit_codec_reason(names: Sequence[str], folder: Path, decoder: str) -> str:
+    listed = " and ".join(f"'{name}'" for name in names)
+    what = "is a JIT build" if len(names) == 1 else "are JIT builds"
+    need = "needs" if len(names) == 1 else "need"
+    return (f"{listed} in {folder} {what} of {decoder.upper()} that {need} its Triton plugin "
+            f"registered from Python, which SA3 Studio cannot load; "
+            f"{aot_codec_remedy(decoder)}.")
 
 
 def _demo_files(demo_dir: Path) -> EngineFiles:

@@ -1,4 +1,12 @@
-"""Test-wide setup: headless Qt, a throwaway data folder, and skipping `gpu` tests without a GPU."""
+"""Test-wide setup: headless Qt, a throwaway data folder, skipping `gpu` tests without a GPU, and
+a faked GPU probe for tests that mean a particular machine.
+
+Tests that mean "no NVIDIA GPU" ask for the `no_gpu` fixture, tests that mean "an H200" ask for
+`h200_gpu`: both fake the one driver query behind `engines.gpu.probe_gpu`, so every caller (the
+catalog, the models CLI, the machine report, the app) sees the same machine, whatever machine
+runs the suite. `SA3_TEST_FAKE_GPU=h200 pytest -m "not gpu"` runs every test on a pretend H200
+without TensorRT (what the device machines are) to find tests that only pass without a GPU.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +18,14 @@ from pathlib import Path
 
 import pytest
 
+from engines import gpu as gpu_probe
+from engines.gpu import GpuInfo
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+H200 = GpuInfo("NVIDIA H200", 9, 0, 150_000_000_000, "13.0")
+FAKE_GPUS = {"h200": H200}
+FAKE_GPU_ENV = "SA3_TEST_FAKE_GPU"
 
 # Set before any test module is collected, so nothing (not even an import-time call) can write
 # into the developer's real data folder. The session fixture below replaces it with a folder
@@ -30,6 +45,83 @@ def studio_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_COLLECTION_HOME, ignore_errors=True)
+
+
+class _FakeDriver:
+    """The few cuda.bindings.driver calls `engines.gpu` makes, answering for one GPU (or none)."""
+
+    class CUresult:
+        CUDA_SUCCESS = 0
+        CUDA_ERROR_NO_DEVICE = 100
+
+    class CUdevice_attribute:
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+
+    def __init__(self, gpu: GpuInfo | None) -> None:
+        self.gpu = gpu
+
+    def cuInit(self, flags: int) -> tuple[int]:
+        return (0,) if self.gpu is not None else (self.CUresult.CUDA_ERROR_NO_DEVICE,)
+
+    def cuDeviceGetCount(self) -> tuple[int, int]:
+        return (0, 1)
+
+    def cuDeviceGet(self, ordinal: int) -> tuple[int, int]:
+        return (0, ordinal)
+
+    def cuDeviceGetName(self, length: int, device: int) -> tuple[int, bytes]:
+        assert self.gpu is not None
+        return (0, self.gpu.name.encode() + b"\x00")
+
+    def cuDeviceGetAttribute(self, attribute: int, device: int) -> tuple[int, int]:
+        assert self.gpu is not None
+        return (0, {75: self.gpu.major, 76: self.gpu.minor}[attribute])
+
+    def cuDeviceTotalMem(self, device: int) -> tuple[int, int]:
+        assert self.gpu is not None
+        return (0, self.gpu.total_mem_bytes or 0)
+
+    def cuDriverGetVersion(self) -> tuple[int, int]:
+        assert self.gpu is not None
+        major, minor = (self.gpu.driver or "13.0").split(".")
+        return (0, int(major) * 1000 + int(minor) * 10)
+
+
+def fake_gpu_probe(monkeypatch: pytest.MonkeyPatch, gpu: GpuInfo | None) -> None:
+    """Make `engines.gpu.probe_gpu` find `gpu` (None: no GPU) for the rest of one test.
+
+    The driver is faked rather than probe_gpu replaced, because modules hold probe_gpu under
+    their own names; its cache is emptied now and again when the test ends.
+    """
+    monkeypatch.setattr(gpu_probe, "_driver_module", lambda: _FakeDriver(gpu))
+    gpu_probe.probe_gpu.cache_clear()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_gpu_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No test sees the GPU answer another test faked; with $SA3_TEST_FAKE_GPU set, every test
+    runs on that pretend GPU unless it asks for another machine."""
+    fake = os.environ.get(FAKE_GPU_ENV, "").strip().lower()
+    if fake:
+        if fake not in FAKE_GPUS:
+            raise pytest.UsageError(f"{FAKE_GPU_ENV}={fake!r} is not one of {sorted(FAKE_GPUS)}")
+        fake_gpu_probe(monkeypatch, FAKE_GPUS[fake])
+    yield
+    gpu_probe.probe_gpu.cache_clear()
+
+
+@pytest.fixture
+def no_gpu(monkeypatch: pytest.MonkeyPatch, _fresh_gpu_probe: None) -> None:
+    """This test means a machine without an NVIDIA GPU, whatever machine runs it."""
+    fake_gpu_probe(monkeypatch, None)
+
+
+@pytest.fixture
+def h200_gpu(monkeypatch: pytest.MonkeyPatch, _fresh_gpu_probe: None) -> GpuInfo:
+    """This test means a machine with one H200 (sm_90), whatever machine runs it."""
+    fake_gpu_probe(monkeypatch, H200)
+    return H200
 
 
 def _gpu_skip_reason() -> str | None:

@@ -13,6 +13,7 @@ from onnx import TensorProto, helper
 from engines import gpu as gpu_module
 from engines.catalog import (
     CODEC_FILES,
+    JIT_CODEC_FILES,
     MAX_SECONDS,
     MODEL_SETS,
     Catalog,
@@ -28,6 +29,10 @@ RTX5090 = GpuInfo("NVIDIA GeForce RTX 5090", 12, 0, None, None)
 A6000 = GpuInfo("NVIDIA RTX A6000", 8, 6, None, None)
 L40 = GpuInfo("NVIDIA L40", 8, 9, None, None)
 TRT = "10.15.1.29"
+# Pinned like the demo builder's graphs: the installed onnx stamps its newest IR version, which an
+# older installed ONNX Runtime refuses.
+ONNX_IR_VERSION = 8
+ONNX_OPSET = 17
 
 
 def touch(path: Path) -> Path:
@@ -44,12 +49,20 @@ def write_onnx(path: Path, domain: str = "", op_type: str = "Identity") -> Path:
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])],
     )
-    opsets = [helper.make_opsetid("", 17)]
+    opsets = [helper.make_opsetid("", ONNX_OPSET)]
     if domain:
         opsets.append(helper.make_opsetid(domain, 1))
     path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(helper.make_model(graph, opset_imports=opsets), str(path))
+    onnx.save(pinned_model(graph, opsets), str(path))
     return path
+
+
+def pinned_model(graph: onnx.GraphProto,
+                 opsets: list[onnx.OperatorSetIdProto] | None = None) -> onnx.ModelProto:
+    model = helper.make_model(graph, opset_imports=opsets or [
+        helper.make_opsetid("", ONNX_OPSET)])
+    model.ir_version = ONNX_IR_VERSION
+    return model
 
 
 def trt_tree(root: Path, sm: str = "sm_90", subdir: str = "sa3-sm-sfx",
@@ -129,6 +142,7 @@ def test_unknown_precision_lists_valid_names() -> None:
     ({"model": "sm-sfx", "backend": "cuda"}, r"'cuda'.*auto, tensorrt, onnxruntime"),
     ({"model": "sm-sfx", "tier": "turbo"}, r"'turbo'.*canonical, fp8, fp8_fast, legacy"),
     ({"model": "medium", "tier": "fp8_fast"}, r"'fp8_fast'.*same-l"),
+    ({"model": "medium", "tier": "legacy"}, r"'legacy'.*same-l.*canonical, fp8"),
     ({"model": "demo", "decoder": "same-s"}, r"demo decoder|demo model.*'same-s'"),
     ({"model": "sm-sfx", "decoder": "demo"}, r"demo.*'sm-sfx'"),
 ])
@@ -214,29 +228,26 @@ def test_tokenizer_beside_the_model_set_is_accepted(tmp_path: Path) -> None:
 
 
 CODEC_ALIASES = [
-    ("same-s", "canonical", "dec_bf16_chunkable_limiter.trt", "enc_bf16_chunkable.trt", False),
-    ("same-s", "legacy", "dec_dynamic_bf16.trt", "enc_dynamic_bf16.trt", False),
-    ("same-s", "fp8", "dec_fp8.trt", "enc_fp8.trt", False),
-    ("same-s", "fp8_fast", "dec_fp8_fast.trt", "enc_fp8_fast.trt", False),
-    ("same-l", "canonical", "dec_fp16_chunkable_limiter.trt", "enc_fp16_chunkable.trt", False),
-    ("same-l", "fp8", "dec_fp8_chunkable_limiter.trt", "enc_fp8_chunkable.trt", False),
-    ("same-l", "legacy", "dec_dynamic_triton_swa.trt", "enc_dynamic_triton_swa.trt", True),
-    ("same-l", "legacy", "dec_dynamic_fp32.trt", None, False),
+    ("same-s", "canonical", "dec_bf16_chunkable_limiter.trt", "enc_bf16_chunkable.trt"),
+    ("same-s", "legacy", "dec_dynamic_bf16.trt", "enc_dynamic_bf16.trt"),
+    ("same-s", "fp8", "dec_fp8.trt", "enc_fp8.trt"),
+    ("same-s", "fp8_fast", "dec_fp8_fast.trt", "enc_fp8_fast.trt"),
+    ("same-l", "canonical", "dec_fp16_chunkable_limiter.trt", "enc_fp16_chunkable.trt"),
+    ("same-l", "fp8", "dec_fp8_chunkable_limiter.trt", "enc_fp8_chunkable.trt"),
 ]
 
 
-@pytest.mark.parametrize("codec, tier, dec, enc, jit", CODEC_ALIASES)
+@pytest.mark.parametrize("codec, tier, dec, enc", CODEC_ALIASES)
 def test_every_codec_alias_and_tier(tmp_path: Path, codec: str, tier: str, dec: str,
-                                    enc: str | None, jit: bool) -> None:
+                                    enc: str) -> None:
     trt_tree(tmp_path, codec=codec, dec=dec, enc=enc)
     explicit = catalog(tmp_path).resolve("sm-sfx", decoder=codec, tier=tier, backend="tensorrt")
     assert explicit.runnable, explicit.reason
     assert explicit.files is not None
     assert explicit.files.decoder.name == dec
-    assert (explicit.files.encoder.name if explicit.files.encoder else None) == enc
+    assert explicit.files.encoder is not None and explicit.files.encoder.name == enc
     assert explicit.files.decoder_tier == tier
-    assert explicit.files.jit_plugin is jit
-    assert any("JIT" in n and "AOT" in n for n in explicit.notes) is jit
+    assert explicit.files.jit_plugin is False
     if tier in ("canonical", "legacy"):  # the automatic order finds these on its own
         auto = catalog(tmp_path).resolve("sm-sfx", decoder=codec, backend="tensorrt")
         assert auto.files is not None and auto.files.decoder.name == dec
@@ -244,10 +255,90 @@ def test_every_codec_alias_and_tier(tmp_path: Path, codec: str, tier: str, dec: 
 
 
 def test_codec_table_covers_every_published_file() -> None:
-    names = {s for tiers in CODEC_FILES.values() for t in tiers.values()
-             for s in (*t.decoder, *t.encoder)}
-    assert len(names) == 15
+    runnable = {s for tiers in CODEC_FILES.values() for t in tiers.values()
+                for s in (*t.decoder, *t.encoder)}
+    jit = {s for t in JIT_CODEC_FILES.values() for s in (*t.decoder, *t.encoder)}
+    assert len(runnable) == 12 and len(jit) == 3 and not runnable & jit
     assert "fp8_fast" not in CODEC_FILES["same-l"]
+    assert "legacy" not in CODEC_FILES["same-l"]  # every pre-chunkable SAME-L engine is JIT
+
+
+# ------------------------------------------------------------------------------------------
+# JIT SAME-L engines: recognised only to be refused
+
+
+AOT_REMEDY = ("get the AOT engines dec_fp16_chunkable_limiter.trt and enc_fp16_chunkable.trt "
+              "with `python main.py models download medium`.")
+
+
+def medium_tree(root: Path, dec: str | None, enc: str | None) -> Path:
+    return trt_tree(root, subdir="sa3-m", codec="same-l", dec=dec, enc=enc)
+
+
+def assert_no_install_advice(reason: str) -> None:
+    """Installing packages cannot make a JIT engine load: SA3 Studio registers no plugin."""
+    assert "torch" not in reason and "install" not in reason and "eager" not in reason
+
+
+def test_set_with_only_jit_same_l_engines_is_refused_with_the_aot_files(tmp_path: Path) -> None:
+    base = medium_tree(tmp_path, "dec_dynamic_triton_swa.trt", "enc_dynamic_triton_swa.trt")
+    result = catalog(tmp_path).resolve("medium", backend="tensorrt")
+    assert not result.runnable and result.files is None
+    reason = result.reason or ""
+    assert reason == (
+        f"'dec_dynamic_triton_swa.trt' and 'enc_dynamic_triton_swa.trt' in {base / 'same-l'} "
+        f"are JIT builds of SAME-L that need its Triton plugin registered from Python, which "
+        f"SA3 Studio cannot load; {AOT_REMEDY}")
+    assert_no_install_advice(reason)
+
+
+@pytest.mark.parametrize("dec", ["dec_dynamic_triton_swa.trt", "dec_dynamic_fp32.trt"])
+def test_a_lone_jit_same_l_decoder_is_refused(tmp_path: Path, dec: str) -> None:
+    medium_tree(tmp_path, dec, None)
+    for precision in ("fp16", "fp32"):
+        reason = catalog(tmp_path).resolve("medium", precision=precision,
+                                           backend="tensorrt").reason or ""
+        assert reason.startswith(f"'{dec}' in ")
+        assert "is a JIT build of SAME-L that needs its Triton plugin" in reason
+        assert reason.endswith(AOT_REMEDY)
+        assert_no_install_advice(reason)
+        touch(tmp_path / "sm_90" / "sa3-m" / "dit_fp32.trt")
+
+
+def test_aot_same_l_engines_are_preferred_over_jit_ones(tmp_path: Path) -> None:
+    base = medium_tree(tmp_path, "dec_dynamic_triton_swa.trt", "enc_dynamic_triton_swa.trt")
+    touch(base / "same-l" / "dec_dynamic_fp32.trt")
+    touch(base / "same-l" / "dec_fp16_chunkable_limiter.trt")
+    touch(base / "same-l" / "enc_fp16_chunkable.trt")
+    result = catalog(tmp_path).resolve("medium", backend="tensorrt", need_encoder=True)
+    assert result.runnable, result.reason
+    assert result.files is not None and result.files.jit_plugin is False
+    assert result.files.decoder.name == "dec_fp16_chunkable_limiter.trt"
+    assert result.files.encoder is not None
+    assert result.files.encoder.name == "enc_fp16_chunkable.trt"
+    assert result.notes == ()
+
+
+def test_a_jit_encoder_does_not_stand_in_for_the_aot_one(tmp_path: Path) -> None:
+    medium_tree(tmp_path, "dec_fp16_chunkable_limiter.trt", "enc_dynamic_triton_swa.trt")
+    cat = catalog(tmp_path)
+    t2a = cat.resolve("medium", backend="tensorrt")
+    assert t2a.runnable and t2a.files is not None and t2a.files.encoder is None
+    a2a = cat.resolve("medium", backend="tensorrt", need_encoder=True)
+    assert not a2a.runnable and "'enc_fp16_chunkable.trt'" in (a2a.reason or "")
+
+
+def test_jit_refusal_names_the_set_that_brings_same_l(tmp_path: Path) -> None:
+    trt_tree(tmp_path, codec="same-l", dec="dec_dynamic_triton_swa.trt", enc=None)
+    reason = catalog(tmp_path).resolve("sm-sfx", decoder="same-l", backend="tensorrt").reason
+    assert (reason or "").endswith(AOT_REMEDY)  # sm-sfx downloads bring SAME-S, not SAME-L
+
+
+def test_auto_backend_on_a_gpu_gives_the_jit_refusal(tmp_path: Path) -> None:
+    medium_tree(tmp_path, "dec_dynamic_triton_swa.trt", "enc_dynamic_triton_swa.trt")
+    result = catalog(tmp_path).resolve("medium")
+    assert not result.runnable and result.backend == "tensorrt"
+    assert (result.reason or "").endswith(AOT_REMEDY)
 
 
 def test_auto_tier_prefers_canonical_over_legacy(tmp_path: Path) -> None:
@@ -443,7 +534,7 @@ def test_foreign_ops_check_sees_subgraphs_and_refreshes_on_change(tmp_path: Path
         [if_node], "outer", [helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
     nested = tmp_path / "nested.onnx"
-    onnx.save(helper.make_model(graph), str(nested))
+    onnx.save(pinned_model(graph), str(nested))
     assert foreign_onnx_ops(nested) == ("vendor::Secret",)
 
 
@@ -553,6 +644,14 @@ def test_auto_reason_explains_both_without_a_gpu(tmp_path: Path) -> None:
     no_trt = catalog(tmp_path, trt=None).resolve("sm-sfx").reason or ""
     assert "TensorRT is not installed" in no_trt
     assert f"'t5gemma_fp16.onnx' in {tmp_path / 'onnx' / 't5gemma'}" in no_trt
+
+
+def test_tensorrt_11_is_not_offered_as_ready(tmp_path: Path) -> None:
+    result = catalog(tmp_path, trt="11.4.0.106").resolve("sm-sfx", backend="tensorrt")
+    assert not result.runnable
+    reason = result.reason or ""
+    assert "TensorRT 11.4.0.106 is installed but SA3 Studio needs TensorRT 10" in reason
+    assert "\n" not in reason
 
 
 def test_entries_cover_every_set_and_backend(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""The Models dialog on a machine without GPU or TensorRT (what CI is)."""
+"""The Models dialog on a machine without an NVIDIA GPU (what CI is; faked so that a GPU machine
+runs the same tests)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from tests.test_downloads import hf_env, hub  # noqa: F401 - fixtures
 
 
 @pytest.fixture
-def dialog(qtbot, tmp_path, monkeypatch):
+def dialog(qtbot, tmp_path, monkeypatch, no_gpu):
     monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home"))
     from app import build_main_window
 

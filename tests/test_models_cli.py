@@ -1,4 +1,8 @@
-"""`python main.py models ...` and the machine/installed report (no GPU, no TensorRT here)."""
+"""`python main.py models ...` and the machine/installed report.
+
+The machine is faked per test (conftest's `no_gpu` / `h200_gpu`), never read from the one that
+runs the suite; no test here needs TensorRT.
+"""
 
 from __future__ import annotations
 
@@ -61,18 +65,34 @@ def test_installed_sets_lists_files_with_every_alias_and_reasons(tmp_path):
     assert by_key["demo"].runnable["onnxruntime fp32"] == "ready"
 
 
-def test_list_command(capsys):
+@pytest.mark.parametrize("machine", ["no_gpu", "h200_gpu"])
+def test_list_command(capsys, request, machine):
+    request.getfixturevalue(machine)
     code, out, err = run(capsys, "list")
     assert code == 0 and err == ""
     assert "GPU:" in out and "Demo (procedural, not Stable Audio 3)" in out
+    assert ("NVIDIA H200" in out) is (machine == "h200_gpu")
     for key in ("medium", "sm-music", "sm-sfx"):
         assert f"{key}:" in out
+
+
+def assert_refused_in_one_line(capsys, args, needle):
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in err
 
 
 @pytest.mark.parametrize("args, needle", [
     (["build", "sm-sfx"], "No NVIDIA GPU"),
     (["selftest"], "No NVIDIA GPU"),
     (["download", "medium"], "--arch"),
+])
+def test_refusals_without_a_gpu(capsys, no_gpu, args, needle):
+    assert_refused_in_one_line(capsys, args, needle)
+
+
+@pytest.mark.parametrize("args, needle", [
     (["download", "medium", "--arch", "gpu9"], "not an arch folder name"),
     (["download", "nonsense"], "invalid choice"),
     (["frobnicate"], "invalid choice"),
@@ -80,18 +100,16 @@ def test_list_command(capsys):
     (["remove-folder", "/not/added"], "not one of the extra model folders"),
     (["add-folder", "/no/such/folder"], "is not a folder"),
 ])
-def test_refusals_exit_2_with_one_line(capsys, args, needle):
-    code, out, err = run(capsys, *args)
-    assert code == 2
-    lines = err.strip().splitlines()
-    assert len(lines) == 1 and needle in lines[0] and "Traceback" not in err
+@pytest.mark.parametrize("machine", ["no_gpu", "h200_gpu"])
+def test_refusals_exit_2_with_one_line(capsys, request, machine, args, needle):
+    request.getfixturevalue(machine)
+    assert_refused_in_one_line(capsys, args, needle)
 
 
-def test_build_without_tensorrt_on_a_gpu_machine(capsys, monkeypatch):
-    monkeypatch.setattr(Catalog, "gpu", property(lambda self: GpuInfo("H200", 9, 0)))
+@pytest.mark.parametrize("args", [["build", "sm-sfx"], ["selftest"]])
+def test_build_without_tensorrt_on_a_gpu_machine(capsys, monkeypatch, h200_gpu, args):
     monkeypatch.setattr(Catalog, "tensorrt_version", property(lambda self: None))
-    code, _, err = run(capsys, "build", "sm-sfx")
-    assert code == 2 and "TensorRT is not installed" in err
+    assert_refused_in_one_line(capsys, args, "TensorRT is not installed")
 
 
 def test_extra_folders_round_trip(capsys, tmp_path, studio_home):

@@ -17,6 +17,16 @@ from engines.errors import ModelUnavailableError
 from engines.request import GenerationRequest, validate_request
 
 L_SAMPLES = 4096
+# Pinned as engines/demo/graphs.py pins the demo: left unset, the installed onnx stamps its newest
+# IR version, which an older installed ONNX Runtime refuses to load.
+ONNX_IR_VERSION = 8
+ONNX_OPSET = 17
+
+
+def _pinned_model(graph: onnx.GraphProto) -> onnx.ModelProto:
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)])
+    model.ir_version = ONNX_IR_VERSION
+    return model
 
 
 def _save(model: onnx.ModelProto, path: Path) -> Path:
@@ -53,7 +63,7 @@ def _decoder(path: Path, output: str, scale: float) -> Path:
     graph = helper.make_graph(
         nodes, "test_decoder",
         [helper.make_tensor_value_info("latent", TensorProto.FLOAT, [1, 256, "L"])], [out], inits)
-    return _save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return _save(_pinned_model(graph), path)
 
 
 def _fp16_dit(source: Path, path: Path) -> Path:

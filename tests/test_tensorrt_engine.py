@@ -452,10 +452,12 @@ def test_missing_plugin_is_one_sentence_pointing_to_aot(tmp_path: Path, trt) -> 
     assert "torch" not in message and "triton" not in message.lower().replace("triton plugin", "")
 
 
-def test_jit_engines_are_refused_before_tensorrt_with_the_aot_files(tmp_path: Path, trt) -> None:
+@pytest.mark.parametrize("name", ["dec_dynamic_triton_swa.trt", "enc_dynamic_triton_swa.trt",
+                                  "dec_dynamic_fp32.trt"])
+def test_jit_engines_are_refused_before_tensorrt_with_the_aot_files(tmp_path: Path, trt,
+                                                                    name: str) -> None:
     with pytest.raises(EngineError) as err:
-        _load(tmp_path, _decoder_io(), rel="models/sm_90/same-l/dec_dynamic_triton_swa.trt",
-              plugin=True)
+        _load(tmp_path, _decoder_io(), rel=f"models/sm_90/same-l/{name}", plugin=True)
     message = str(err.value)
     assert "dec_fp16_chunkable_limiter.trt" in message and "enc_fp16_chunkable.trt" in message
     assert "models download" in message and _one_sentence(message)

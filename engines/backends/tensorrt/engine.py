@@ -42,9 +42,6 @@ _TRT_DTYPES = {
     "INT32": "int32", "INT8": "int8", "UINT8": "uint8", "BOOL": "bool", "FP8": "fp8",
 }
 
-# Engines built with the SAME-L JIT plugin call back into Python on every enqueue and need the
-# official Triton plugin registered through tensorrt.plugin before they even deserialize.
-JIT_PLUGIN_MARKER = "triton_swa"
 
 _ARCH_FOLDER = re.compile(r"^sm_\d+$")
 
@@ -226,15 +223,25 @@ def as_shape(dims: Any) -> tuple[int, ...] | None:
     return tuple(int(dims[i]) for i in range(count))
 
 
+def is_jit_codec(path: Path) -> bool:
+    """A JIT SAME-L engine: its name carries the plugin mark, or it is one of the JIT file
+    names in a same-l folder (dec_dynamic_fp32 is built from the JIT graph too)."""
+    # JIT engines call back into Python on every enqueue and need the official Triton plugin
+    # registered through tensorrt.plugin before they even deserialize.
+    from engines.catalog import JIT_CODEC_FILES, JIT_PLUGIN_MARKER
+
+    if JIT_PLUGIN_MARKER in path.name:
+        return True
+    tier = JIT_CODEC_FILES["same-l"]
+    return path.parent.name == "same-l" and path.stem in (*tier.decoder, *tier.encoder)
+
+
 def jit_engine_refusal(path: Path) -> str:
     """The sentence for a JIT SAME-L engine: which AOT files replace it, and how to get them."""
-    from engines.catalog import CODEC_FILES
+    from engines.catalog import aot_codec_remedy
 
-    aot = CODEC_FILES["same-l"]["canonical"]
     return (f"'{_short(Path(path))}' is a JIT SAME-L engine, which needs its Triton plugin "
-            "registered from Python and cannot run in SA3 Studio; use the AOT engines "
-            f"{aot.decoder[0]}.trt and {aot.encoder[0]}.trt instead (`python main.py models "
-            "download medium` fetches them).")
+            f"registered from Python and cannot run in SA3 Studio; {aot_codec_remedy()}.")
 
 
 def _short(path: Path) -> str:
@@ -263,7 +270,7 @@ class TrtEngine:
                  logger: Any = None) -> None:
         self.path = Path(path)
         self.name = self.path.name
-        if JIT_PLUGIN_MARKER in self.name:
+        if is_jit_codec(self.path):
             raise EngineError(jit_engine_refusal(self.path))
         trt = _import_tensorrt()
         self.gpu_sm = gpu_sm

@@ -81,11 +81,9 @@ def describe_load_failure(shown: str, errors: Sequence[str], trt_version: str,
 def _out_of_memory(f: _Failure) -> str | None:
     if not _OUT_OF_MEMORY.search(f.text):
         return None
-    wanted = _REQUESTED_BYTES.search(f.text)
-    size = f" (it asked for {_gigabytes(int(wanted.group(1) or wanted.group(2)))})" if wanted \
-        else ""
-    return (f"There was not enough free GPU memory to load '{f.shown}'{size}; close other "
-            "programs that use the GPU, or choose a smaller model or precision, and try again.")
+    return (f"There was not enough free GPU memory to load '{f.shown}'{_asked_for(f.text)}; "
+            "close other programs that use the GPU, or choose a smaller model or precision, and "
+            "try again.")
 
 
 def _driver(f: _Failure) -> str | None:
@@ -202,8 +200,17 @@ def _qualified(name: str | None, namespace: str) -> str:
     return f"{namespace}::{name}" if namespace else str(name)
 
 
-def _gigabytes(size: int) -> str:
-    return f"{size / 1e9:.1f} GB"
+def _asked_for(text: str) -> str:
+    """" (it asked for 1.2 GB)" when TensorRT said how much it wanted, else ""."""
+    wanted = _REQUESTED_BYTES.search(text)
+    if wanted is None:
+        return ""
+    return f" (it asked for {_size_text(int(wanted.group(1) or wanted.group(2)))})"
+
+
+def _size_text(size: int) -> str:
+    """Decimal units, as download and VRAM sizes are quoted elsewhere."""
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{max(size / 1e6, 1):.0f} MB"
 
 
 def _most_specific(lines: Sequence[str]) -> str:
