@@ -38,7 +38,7 @@ cp -r "$full/Qt/plugins/imageformats" "$site/PySide6/Qt/plugins/"
 # System libraries the kept Qt and PortAudio need, except the C runtime the GPU machine has.
 for so in $(find "$site" -name '*.so*') /usr/lib/x86_64-linux-gnu/libportaudio.so.2; do
     ldd "$so" 2>/dev/null | awk '$3 ~ /^\// {print $3}'
-done | sort -u | grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libgcc_s|libstdc\+\+|libz|libzstd|liblzma|liblz4|ld-linux[^/]*)\.so' \
+done | sort -u | grep -v "^$work/" | grep -vE '/(libc|libm|libdl|libpthread|librt|libresolv|libgcc_s|libstdc\+\+|libz|libzstd|liblzma|liblz4|ld-linux[^/]*)\.so' \
     | xargs -I{} cp -L {} "$work/syslib/"
 cp -L /usr/lib/x86_64-linux-gnu/libportaudio.so.2 "$work/syslib/"
 ln -sf libportaudio.so.2 "$work/syslib/libportaudio.so"
