@@ -41,9 +41,10 @@ def bfloat16_bits(values: np.ndarray) -> np.ndarray:
     return out
 
 
-def encode(values, dtype: str) -> np.ndarray:
-    """`values` in the storage type of an engine input declared as `dtype`."""
-    array = np.asarray(values)
+def store(target: np.ndarray, values, dtype: str) -> None:
+    """Write `values` into `target`, a pinned view in the storage type of an engine input
+    declared as `dtype` (numpy casts in place; only bfloat16 needs its bits computed)."""
     if dtype == "bfloat16":
-        return bfloat16_bits(array.astype(np.float32))
-    return array.astype(_HOST_TYPES[dtype])
+        target[...] = bfloat16_bits(np.asarray(values, np.float32))
+    else:
+        target[...] = values

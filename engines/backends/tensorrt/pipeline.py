@@ -131,6 +131,7 @@ class GenerationPipeline:
         if key.mode != "t2a":
             layout.append(("audio", (1, 2, samples), np.float32))
         self.inputs = Arena(layout, mirrored=True)
+        self._step_t = [self.inputs[f"t{i}"].host for i in range(key.steps)]
         self.outputs = Arena([("pcm", (key.out_samples, 2), np.int16),
                               ("steps", (key.steps, c, length), np.float32),
                               ("flags", (grid_for(n_lat),), np.uint32)], mirrored=True)
@@ -257,25 +258,22 @@ class GenerationPipeline:
         for b, (ids, mask) in enumerate(branches):
             io[f"ids{b}"].host[...] = ids
             io[f"mask{b}"].host[...] = mask
-            io[f"maskf{b}"].host[...] = dtypes.encode(np.asarray(mask, np.float32),
-                                                      types["maskf"])
+            dtypes.store(io[f"maskf{b}"].host, mask, types["maskf"])
         params = io["params"].host
         params[P_SECONDS] = inputs.seconds
         params[P_CFG] = inputs.cfg
         params[P_APG] = inputs.apg
         params[P_LIMITER] = inputs.limiter_ceiling
         params[P_SIGMA_MAX] = inputs.sigmas[0]
-        io["seconds"].host[...] = dtypes.encode(np.float32(inputs.seconds), types["seconds"])
-        io["limiter"].host[...] = dtypes.encode(np.float32(inputs.limiter_ceiling),
-                                                types["limiter"])
+        dtypes.store(io["seconds"].host, inputs.seconds, types["seconds"])
+        dtypes.store(io["limiter"].host, inputs.limiter_ceiling, types["limiter"])
         io["seed"].host[...] = inputs.seed
         sigmas = io["sigmas"].host
         if len(inputs.sigmas) != len(sigmas):
             raise BackendError("sigma schedule length does not match the graph's steps")
         sigmas[...] = inputs.sigmas
-        steps_t = dtypes.encode(sigmas[:self.key.steps], types["t"])
-        for i in range(self.key.steps):
-            io[f"t{i}"].host[0] = steps_t[i]
+        for i, view in enumerate(self._step_t):  # each step's sigma, bound as that step's `t`
+            dtypes.store(view, sigmas[i], types["t"])
         if self.key.mode == "inpaint":
             io["keep"].host[...] = inputs.keep
         if self.key.mode != "t2a" and inputs.init_audio is not self._staged_init:
