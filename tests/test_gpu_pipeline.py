@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from pathlib import Path
 
@@ -221,6 +222,27 @@ def test_inputs_are_bound_in_the_types_the_engines_declare(files, module, tmp_pa
     assert np.max(np.abs(second.latents - ref.latents)) <= 2e-2 * scale  # fp16 sigma rounding
     peak = np.max(np.abs(ref.pcm.astype(int)))
     assert np.max(np.abs(second.pcm.astype(int) - ref.pcm.astype(int))) <= 0.02 * peak
+
+
+def test_new_init_audio_reaches_a_replayed_graph(files, module, tmp_path):
+    # The init audio is copied when it changes, outside the graph: a replay with other audio of
+    # the same length must use it, and variations of one audio must not need it copied again.
+    backend = make_backend(files, module, tmp_path)
+    rng = np.random.default_rng(9)
+    other = (0.3 * rng.standard_normal((3 * 44100, 2))).astype(np.float32)
+    first_req = request("inpaint")
+    other_req = request("inpaint", init_audio=other)
+    try:
+        backend.generate(first_req)  # eager, capture, checks
+        replayed = backend.generate(other_req)
+        variation = backend.generate(dataclasses.replace(other_req, seed=other_req.seed + 1))
+    finally:
+        backend.close()
+    assert replayed.details["path"] == variation.details["path"] == "replay"
+    for result, req in ((replayed, other_req),
+                        (variation, dataclasses.replace(other_req, seed=other_req.seed + 1))):
+        ref = cpu_reference(files, req)
+        assert np.max(np.abs(result.pcm.astype(int) - ref.pcm.astype(int))) <= 1
 
 
 def test_non_finite_output_is_an_error(files, module, tmp_path):
