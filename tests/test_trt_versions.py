@@ -201,6 +201,16 @@ def test_list_of_locally_built_engines_without_tensorrt(tmp_path) -> None:
     assert tensorrt_fit_lines([], "10.15.1.29")[0].startswith("No engine files yet")
 
 
+def test_jit_engines_on_disk_are_named_as_unusable_not_as_a_version_to_install(tmp_path) -> None:
+    jit = EngineBuild(tmp_path / "sm_90/same-l/dec_dynamic_triton_swa.trt", "10.15.1.29", False)
+    aot = EngineBuild(tmp_path / "sm_90/same-l/dec_fp16_chunkable_limiter.trt", "10.15.1", True)
+    lines = tensorrt_fit_lines([jit, aot], "10.15.1.29")
+    assert len(lines) == 2
+    assert "JIT SAME-L engine" in lines[0] and "dec_fp16_chunkable_limiter.trt" in lines[0]
+    assert "models download medium" in lines[0]
+    assert lines[1].startswith("1 engine file in sm_90/same-l: built with TensorRT 10.15.1")
+
+
 def test_machine_report_names_an_unusable_tensorrt(monkeypatch) -> None:
     monkeypatch.setattr("engines.models.inventory.tensorrt_version", lambda: "11.4.0.106")
     lines = machine_report(gpu=None).lines()

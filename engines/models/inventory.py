@@ -179,14 +179,19 @@ def engines_on_disk(catalog: Catalog) -> list[EngineBuild]:
 def tensorrt_fit_lines(engines: list[EngineBuild], installed: str | None) -> list[str]:
     """Plain sentences: which TensorRT the engine files on disk need, whether the `installed`
     one loads them, and what to do when it does not."""
+    from engines.backends.tensorrt.engine import is_jit_codec, jit_engine_refusal
+
     if not engines:
         return ["No engine files yet; download them with `python main.py models download <set>` "
                 "or build them from ONNX with `python main.py models build <set>`."]
+    # JIT SAME-L engines are never loaded, whatever TensorRT is installed: say so instead.
+    lines = [jit_engine_refusal(e.path) for e in engines if is_jit_codec(e.path)]
     groups: dict[tuple[str, bool], list[EngineBuild]] = {}
     for engine in engines:
-        groups.setdefault((engine.built_with, engine.from_header), []).append(engine)
-    return [_fit_sentence(version, from_header, group, installed)
-            for (version, from_header), group in groups.items()]
+        if not is_jit_codec(engine.path):
+            groups.setdefault((engine.built_with, engine.from_header), []).append(engine)
+    return lines + [_fit_sentence(version, from_header, group, installed)
+                    for (version, from_header), group in groups.items()]
 
 
 def _fit_sentence(version: str, from_header: bool, group: list[EngineBuild],
