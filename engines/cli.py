@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -107,7 +109,6 @@ def _catalog(models_dir: Path | None):
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from engines.audio_io import write_audio
     from engines.constants import DEFAULT_LIMITER_CEILING
     from engines.generator import Generator
     from engines.request import GenerationRequest, parse_span
@@ -139,21 +140,43 @@ def run_generate(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     out: Path = args.out
     record = None if args.no_library else _keep_in_library(result, args.init_audio)
-    if record is not None and fmt == "wav16" and not record.missing:
-        from engines.store.library import copy_atomic
-
-        copy_atomic(record.audio_path, out)  # the same samples, plus the embedded note
-    else:
-        write_audio(out, result.pcm, fmt)
-    try:
-        sidecar = build_sidecar(result, out, fmt, args.init_audio)
-        sidecar["library_id"] = record.id if record is not None else None
-        write_json_atomic(sidecar_path(out), sidecar)
-    except BaseException:
-        out.unlink(missing_ok=True)  # never leave audio without its provenance
-        raise
+    _deliver(out, fmt, result, record, args.init_audio)
     print(summary_line(result, out))
     return EXIT_OK
+
+
+def _deliver(out: Path, fmt: str, result, record, init_audio: Path | None) -> None:
+    """Write the audio and its sidecar to hidden temporaries beside `out` and move them into
+    place only when both are complete: a failure leaves the user's existing files as they were
+    (never an old sidecar deleted, never audio without its provenance)."""
+    token = secrets.token_hex(4)
+    json_target = sidecar_path(out)
+    audio_temp = out.with_name(f".{out.stem}.{token}.partial{out.suffix}")
+    json_temp = json_target.with_name(f".{json_target.stem}.{token}.partial.json")
+    from engines.audio_io import write_audio
+
+    writing = out  # what a failure is reported as: the user's name, never a temporary one
+    try:
+        if record is not None and fmt == "wav16" and not record.missing:
+            from engines.store.library import copy_atomic
+
+            copy_atomic(record.audio_path, audio_temp)  # the same samples, plus the note
+        else:
+            write_audio(audio_temp, result.pcm, fmt)
+        writing = json_target
+        sidecar = build_sidecar(result, out, fmt, init_audio)
+        sidecar["library_id"] = record.id if record is not None else None
+        write_json_atomic(json_temp, sidecar)
+        os.replace(json_temp, json_target)  # the sidecar first: it is the likelier to fail
+        writing = out
+        os.replace(audio_temp, out)
+    except OSError as exc:
+        raise UsageError(
+            f"Could not write '{writing}' ({exc.strerror or exc}), so no file was changed; "
+            "choose another --out or make room there.") from exc
+    finally:
+        audio_temp.unlink(missing_ok=True)
+        json_temp.unlink(missing_ok=True)
 
 
 def _keep_in_library(result, init_audio: Path | None):

@@ -109,6 +109,21 @@ def test_other_formats(capsys, tmp_path: Path, models: Path):
     assert sf.info(tmp_path / "y.wav").subtype == "PCM_24"
 
 
+def test_a_sidecar_that_cannot_be_written_never_costs_the_existing_file(capsys, tmp_path: Path,
+                                                                        models: Path):
+    out = tmp_path / "prev.wav"
+    sf.write(out, np.full((4410, 2), 1000, np.int16), 44100, subtype="PCM_16")
+    before = out.read_bytes()
+    (tmp_path / "prev.json").mkdir()  # the sidecar's name is taken by a folder
+    code, _, stderr = run(capsys, "--prompt", "rain", "--seconds", "1", "--seed", "3",
+                          "--models-dir", str(models), "--no-library", "--out", str(out))
+    assert code == 2
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and "prev.json" in lines[0] and "no file was changed" in lines[0]
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["prev.json", "prev.wav"]  # no leftovers
+
+
 def test_list_models(capsys, models: Path):
     code = entry.main(["generate", "--list-models", "--models-dir", str(models)])
     out = capsys.readouterr().out
