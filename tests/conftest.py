@@ -20,6 +20,7 @@ import pytest
 
 from engines import gpu as gpu_probe
 from engines.gpu import GpuInfo
+from tests.fake_cuda_driver import FakeCudaDriver
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -47,54 +48,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_COLLECTION_HOME, ignore_errors=True)
 
 
-class _FakeDriver:
-    """The few cuda.bindings.driver calls `engines.gpu` makes, answering for one GPU (or none)."""
-
-    class CUresult:
-        CUDA_SUCCESS = 0
-        CUDA_ERROR_NO_DEVICE = 100
-
-    class CUdevice_attribute:
-        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
-        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
-
-    def __init__(self, gpu: GpuInfo | None) -> None:
-        self.gpu = gpu
-
-    def cuInit(self, flags: int) -> tuple[int]:
-        return (0,) if self.gpu is not None else (self.CUresult.CUDA_ERROR_NO_DEVICE,)
-
-    def cuDeviceGetCount(self) -> tuple[int, int]:
-        return (0, 1)
-
-    def cuDeviceGet(self, ordinal: int) -> tuple[int, int]:
-        return (0, ordinal)
-
-    def cuDeviceGetName(self, length: int, device: int) -> tuple[int, bytes]:
-        assert self.gpu is not None
-        return (0, self.gpu.name.encode() + b"\x00")
-
-    def cuDeviceGetAttribute(self, attribute: int, device: int) -> tuple[int, int]:
-        assert self.gpu is not None
-        return (0, {75: self.gpu.major, 76: self.gpu.minor}[attribute])
-
-    def cuDeviceTotalMem(self, device: int) -> tuple[int, int]:
-        assert self.gpu is not None
-        return (0, self.gpu.total_mem_bytes or 0)
-
-    def cuDriverGetVersion(self) -> tuple[int, int]:
-        assert self.gpu is not None
-        major, minor = (self.gpu.driver or "13.0").split(".")
-        return (0, int(major) * 1000 + int(minor) * 10)
-
-
 def fake_gpu_probe(monkeypatch: pytest.MonkeyPatch, gpu: GpuInfo | None) -> None:
     """Make `engines.gpu.probe_gpu` find `gpu` (None: no GPU) for the rest of one test.
 
     The driver is faked rather than probe_gpu replaced, because modules hold probe_gpu under
     their own names; its cache is emptied now and again when the test ends.
     """
-    monkeypatch.setattr(gpu_probe, "_driver_module", lambda: _FakeDriver(gpu))
+    monkeypatch.setattr(gpu_probe, "_driver_module", lambda: FakeCudaDriver(gpu))
     gpu_probe.probe_gpu.cache_clear()
 
 

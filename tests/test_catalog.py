@@ -23,6 +23,7 @@ from engines.catalog import (
 )
 from engines.errors import ModelUnavailableError, RequestError
 from engines.gpu import GpuInfo
+from tests.fake_cuda_driver import FakeCudaDriver
 
 H200 = GpuInfo("NVIDIA H200", 9, 0, 141 * 2**30, "12.8")
 RTX5090 = GpuInfo("NVIDIA GeForce RTX 5090", 12, 0, None, None)
@@ -691,46 +692,14 @@ def test_gpu_info_arch(major: int, minor: int, sm: str, fp8: bool) -> None:
     assert info.sm == sm and info.has_fp8 is fp8
 
 
-class _FakeDriver:
-    """Just enough of cuda.bindings.driver for the probe."""
-
-    class CUresult:
-        CUDA_SUCCESS = 0
-        CUDA_ERROR_NO_DEVICE = 100
-
-    class CUdevice_attribute:
-        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75
-        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
-
-    def __init__(self, init_error: int = 0, count: int = 1) -> None:
-        self.init_error, self.count = init_error, count
-
-    def cuInit(self, flags: int) -> tuple[int]:
-        return (self.init_error,)
-
-    def cuDeviceGetCount(self) -> tuple[int, int]:
-        return (0, self.count)
-
-    def cuDeviceGet(self, ordinal: int) -> tuple[int, int]:
-        return (0, ordinal)
-
-    def cuDeviceGetName(self, length: int, device: int) -> tuple[int, bytes]:
-        return (0, b"NVIDIA H200\x00\x00\x00")
-
-    def cuDeviceGetAttribute(self, attribute: int, device: int) -> tuple[int, int]:
-        return (0, {75: 9, 76: 0}[attribute])
-
-    def cuDeviceTotalMem(self, device: int) -> tuple[int, int]:
-        return (0, 150_000_000_000)
-
-    def cuDriverGetVersion(self) -> tuple[int, int]:
-        return (0, 12080)
+# What the probe must read from a driver that reports an H200 with a CUDA 12.8 driver.
+PROBED_H200 = GpuInfo("NVIDIA H200", 9, 0, 150_000_000_000, "12.8")
 
 
 def test_probe_reads_the_driver(monkeypatch: pytest.MonkeyPatch) -> None:
-    info = gpu_module._probe(_FakeDriver())
+    info = gpu_module._probe(FakeCudaDriver(PROBED_H200))
     assert info == GpuInfo("NVIDIA H200", 9, 0, 150_000_000_000, "12.8")
-    assert gpu_module._probe(_FakeDriver(count=0)) is None
+    assert gpu_module._probe(FakeCudaDriver(PROBED_H200, count=0)) is None
 
 
 def test_probe_gpu_returns_none_on_errors(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -741,10 +710,10 @@ def test_probe_gpu_returns_none_on_errors(monkeypatch: pytest.MonkeyPatch) -> No
     gpu_module.probe_gpu.cache_clear()
     try:
         assert gpu_module.probe_gpu() is None
-        monkeypatch.setattr(gpu_module, "_driver_module", lambda: _FakeDriver(init_error=100))
+        monkeypatch.setattr(gpu_module, "_driver_module", lambda: FakeCudaDriver(None))
         gpu_module.probe_gpu.cache_clear()
         assert gpu_module.probe_gpu() is None
-        monkeypatch.setattr(gpu_module, "_driver_module", lambda: _FakeDriver())
+        monkeypatch.setattr(gpu_module, "_driver_module", lambda: FakeCudaDriver(PROBED_H200))
         gpu_module.probe_gpu.cache_clear()
         assert gpu_module.probe_gpu() == GpuInfo("NVIDIA H200", 9, 0, 150_000_000_000, "12.8")
     finally:

@@ -12,11 +12,11 @@ import numpy as np
 
 from engines.errors import BackendError
 
-_HOST_TYPES: dict[str, type] = {
+HOST_TYPES: dict[str, type] = {
     "float32": np.float32, "float16": np.float16, "bfloat16": np.uint16,  # bf16 as its bits
     "int64": np.int64, "int32": np.int32,
 }
-FLOAT_TYPES = ("float32", "float16", "bfloat16")
+FLOAT_TYPES = ("float32", "float16", "bfloat16")  # also what the cast kernels convert
 INTEGER_TYPES = ("int64", "int32")
 
 
@@ -27,7 +27,7 @@ def host_type(engine: str, tensor: str, dtype: str, allowed: tuple[str, ...]) ->
         raise BackendError(
             f"The engine '{engine}' declares input '{tensor}' as {dtype}, which SA3 Studio "
             f"cannot feed (it expects {kinds}); use an engine built from the SA3 ONNX files.")
-    return _HOST_TYPES[dtype]
+    return HOST_TYPES[dtype]
 
 
 def bfloat16_bits(values: np.ndarray) -> np.ndarray:

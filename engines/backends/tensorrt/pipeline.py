@@ -46,9 +46,6 @@ MAX_STEPS = 50
 INPAINT_FADE = 1024
 STAGES = ("text", "encode", "sample", "decode")
 
-_NP_DTYPES = {"float32": np.float32, "float16": np.float16, "int64": np.int64,
-              "int32": np.int32, "bfloat16": np.uint16}
-_CASTABLE = ("float32", "float16", "bfloat16")  # engine types our cast kernels convert
 
 
 class GenerationPipeline:
@@ -114,7 +111,7 @@ class GenerationPipeline:
             "limiter": (self._bound_type(dec, "limiter_ceiling", dtypes.FLOAT_TYPES)
                         if "limiter_ceiling" in dec.specs else "float32"),
         }
-        host = {role: _NP_DTYPES[name] for role, name in self.types.items()}
+        host = {role: dtypes.HOST_TYPES[name] for role, name in self.types.items()}
         self.branches = 2 if key.cfg else 1
         # Every host->device input in one pinned block and one copy; every output likewise.
         layout = []
@@ -165,8 +162,8 @@ class GenerationPipeline:
         dtype = self._spec_dtype(runner, name)
         if dtype == "float32" or canonical.dtype != np.float32:
             return canonical.ptr
-        dtypes.host_type(runner.name, name, dtype, _CASTABLE)
-        staged = self._device((n,), _NP_DTYPES[dtype])
+        dtypes.host_type(runner.name, name, dtype, dtypes.FLOAT_TYPES)
+        staged = self._device((n,), dtypes.HOST_TYPES[dtype])
         self._ports[(runner.name, name, canonical.ptr)] = (dtype, staged, canonical, n, is_input)
         return staged.ptr
 
@@ -240,8 +237,8 @@ class GenerationPipeline:
                                f"{out_dtype}, not int32; use a decoder built from the SA3 ONNX "
                                f"files.")
         if self.decoder_output == "audio":
-            dtypes.host_type(dec.name, "audio", out_dtype, _CASTABLE)
-            self.dec_raw = self._device(shape, _NP_DTYPES.get(out_dtype, np.float32))
+            dtypes.host_type(dec.name, "audio", out_dtype, dtypes.FLOAT_TYPES)
+            self.dec_raw = self._device(shape, dtypes.HOST_TYPES[out_dtype])
             self.dec_audio = self.dec_raw if out_dtype == "float32" else self._device(shape)
         else:
             self.dec_raw = self._device(shape, np.int32)
