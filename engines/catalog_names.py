@@ -1,0 +1,86 @@
+"""Checks of the names a request names: model set, decoder, precision, backend and decoder tier.
+
+A RequestError here means the user typed something that does not exist (or cannot pair); whether
+an existing name can run on this machine is the catalog's question, not these checks'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from engines.catalog_tables import (
+    BACKEND_ALIASES,
+    BACKENDS,
+    CODEC_FILES,
+    DECODERS,
+    MODEL_SETS,
+    PRECISION_ALIASES,
+    PRECISIONS,
+    TIERS,
+    ModelSet,
+)
+from engines.errors import RequestError
+
+
+def _choices(names: Iterable[str]) -> str:
+    return ", ".join(names)
+
+
+def get_model_set(name: str) -> ModelSet:
+    key = str(name).strip().lower()
+    if key not in MODEL_SETS:
+        raise RequestError(f"Unknown model '{name}'; choose one of: {_choices(MODEL_SETS)}.")
+    return MODEL_SETS[key]
+
+
+def normalize_decoder(name: str) -> str:
+    key = str(name).strip().lower()
+    if key not in DECODERS:
+        raise RequestError(f"Unknown decoder '{name}'; choose one of: {_choices(DECODERS)}.")
+    return key
+
+
+def normalize_precision(name: str) -> str:
+    """Canonical precision name: "fp16mixed" and "bf16" are both "fp16"."""
+    key = str(name).strip().lower()
+    if key not in PRECISION_ALIASES:
+        raise RequestError(
+            f"Unknown precision '{name}'; choose one of: {_choices(PRECISIONS)} "
+            f"(fp16mixed and bf16 are accepted as fp16).")
+    return PRECISION_ALIASES[key]
+
+
+def normalize_backend(name: str) -> str:
+    key = str(name).strip().lower()
+    if key not in BACKEND_ALIASES:
+        raise RequestError(
+            f"Unknown backend '{name}'; choose one of: auto, {_choices(BACKENDS)}.")
+    return BACKEND_ALIASES[key]
+
+
+def normalize_tier(tier: str | None, decoder: str) -> str | None:
+    if tier is None:
+        return None
+    key = str(tier).strip().lower()
+    if key not in TIERS:
+        raise RequestError(f"Unknown decoder tier '{tier}'; choose one of: {_choices(TIERS)}.")
+    if decoder in CODEC_FILES and key not in CODEC_FILES[decoder]:
+        have = _choices(CODEC_FILES[decoder])
+        raise RequestError(f"Decoder tier '{key}' does not exist for {decoder}; "
+                           f"choose one of: {have}.")
+    return key
+
+
+def paired_decoder(model: str, decoder: str | None = None) -> str:
+    """The decoder a model set uses: its default, or a compatible override."""
+    model_set = get_model_set(model)
+    if decoder is None:
+        return model_set.default_decoder
+    key = normalize_decoder(decoder)
+    if (model_set.key == "demo") != (key == "demo"):
+        if model_set.key == "demo":
+            raise RequestError(f"The demo model pairs only with the demo decoder, not '{key}'; "
+                               f"leave --decoder unset.")
+        raise RequestError(f"The demo decoder pairs only with the demo model, not "
+                           f"'{model_set.key}'; choose --decoder same-s or same-l.")
+    return key

@@ -1,0 +1,359 @@
+"""Where one model set's files are on disk for one backend, or the one-sentence reason they
+cannot be used here. It only looks (stat, and a graph-only ONNX read); it never writes.
+
+Layouts searched, in every root (the models root first, then the extra roots):
+  TensorRT     <root>/<sm_XX>/<subdir>/<stem>.trt      (tied to GPU arch and TensorRT version)
+  ONNX         <root>/onnx/<subdir>/<stem>.onnx        (arch independent, as on Hugging Face)
+  demo         <root>/onnx/demo/{t5gemma,dit_fp32,enc,dec}.onnx + tokenizer.json
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from engines.backends.tensorrt.version import unsupported_reason
+from engines.catalog_tables import (
+    BACKEND_LABELS,
+    CODEC_FILES,
+    DECODERS,
+    DEMO_BUILT_NOTE,
+    DEMO_DECODER,
+    DEMO_DIT,
+    DEMO_ENCODER,
+    DEMO_SUBDIR,
+    DEMO_TEXT_ENCODER,
+    DIT_STEMS,
+    FP8_TIERS,
+    JIT_CODEC_FILES,
+    ONNX_DIR,
+    ONNX_TEXT_ENCODER_STEMS,
+    TEXT_ENCODER_STEMS,
+    TEXT_ENCODER_SUBDIR,
+    TOKENIZER_NAME,
+    ModelSet,
+    aot_codec_remedy,
+    download_command,
+)
+from engines.gpu import GpuInfo
+from engines.onnx_ops import foreign_onnx_ops
+
+log = logging.getLogger(__name__)
+
+_SM_DIR = re.compile(r"^sm_\d+$")
+
+
+@dataclass(frozen=True)
+class EngineFiles:
+    format: str  # "trt" | "onnx"
+    text_encoder: Path
+    tokenizer: Path
+    dit: Path
+    decoder: Path
+    encoder: Path | None
+    decoder_tier: str
+    jit_plugin: bool = False
+
+    def all_paths(self) -> tuple[Path, ...]:
+        paths = (self.text_encoder, self.tokenizer, self.dit, self.decoder, self.encoder)
+        return tuple(p for p in paths if p is not None)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What to look for: a request's names, already checked and paired."""
+
+    model: ModelSet
+    decoder: str
+    precision: str
+    need_encoder: bool
+    tier: str | None
+
+
+class Unavailable(Exception):
+    """Stops a search with the one-sentence reason the user will see."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class SearchSite(Protocol):
+    """What a search reads from the catalog: its roots and the machine facts. The facts are
+    probed on first read, so a search reads each only once it gets far enough to need it."""
+
+    @property
+    def roots(self) -> tuple[Path, ...]: ...
+
+    @property
+    def models_root(self) -> Path: ...
+
+    @property
+    def gpu(self) -> GpuInfo | None: ...
+
+    @property
+    def known_gpu(self) -> GpuInfo | None: ...
+
+    @property
+    def tensorrt_version(self) -> str | None: ...
+
+    @property
+    def onnxruntime_available(self) -> bool: ...
+
+
+def _find(dirs: Iterable[Path], names: Sequence[str]) -> Path | None:
+    for folder in dirs:
+        for name in names:
+            candidate = folder / name
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+class EngineSearch:
+    """Finds a choice's files for TensorRT or ONNX Runtime under the site's roots; raises
+    Unavailable with the reason when one is missing or cannot run here."""
+
+    def __init__(self, site: SearchSite) -> None:
+        self.site = site
+
+    def _missing(self, choice: Choice, backend: str, name: str, folder: Path) -> Unavailable:
+        what = choice.model.key
+        return Unavailable(
+            f"{what} on {BACKEND_LABELS[backend]} needs '{name}' in {folder}; download it with "
+            f"`{download_command(what, backend)}`.")
+
+    # TensorRT
+
+    def tensorrt_files(self, choice: Choice, notes: list[str]) -> EngineFiles:
+        if choice.model.key == "demo":
+            raise Unavailable("The demo runs on ONNX Runtime only; choose --backend "
+                              "onnxruntime (or auto).")
+        gpu = self.site.gpu
+        if gpu is None:
+            raise Unavailable("No NVIDIA GPU was found (or its driver is not loaded), so "
+                              "TensorRT cannot run; use --backend onnxruntime or the demo.")
+        if self.site.tensorrt_version is None:
+            raise Unavailable("TensorRT is not installed; install it with "
+                              "`pip install 'sa3-studio[tensorrt]'`.")
+        unsupported = unsupported_reason(self.site.tensorrt_version)
+        if unsupported is not None:  # TensorRT 11 and others: the engines cannot be driven
+            raise Unavailable(unsupported)
+        wants_fp8 = choice.precision == "fp8" or choice.tier in FP8_TIERS
+        if wants_fp8 and not gpu.has_fp8:
+            what = "fp8 precision" if choice.precision == "fp8" else \
+                f"The {choice.tier} decoder tier"
+            raise Unavailable(
+                f"{what} needs FP8 tensor cores (compute capability 8.9 "
+                f"or newer) but this GPU ({gpu.name}, {gpu.sm}) is {gpu.major}.{gpu.minor}; "
+                f"choose --precision fp16.")
+        sm = gpu.sm
+        bases = [root / sm for root in self.site.roots]
+
+        def need(subdir: str, stems: Sequence[str]) -> Path:
+            names = [f"{s}.trt" for s in stems]
+            found = _find((b / subdir for b in bases), names)
+            if found is None:
+                raise self._missing_engine(choice, subdir, names)
+            return found
+
+        text_encoder = need(TEXT_ENCODER_SUBDIR, TEXT_ENCODER_STEMS)
+        tokenizer = self._tokenizer(choice, bases, "tensorrt")
+        dit = need(choice.model.subdir, DIT_STEMS[choice.precision])
+        decoder, encoder, tier = self._codec(choice, bases, ".trt", "tensorrt")
+        self._codec_notes(choice, decoder, encoder, tier, ".trt", notes)
+        return EngineFiles("trt", text_encoder, tokenizer, dit, decoder, encoder, tier)
+
+    def _missing_engine(self, choice: Choice, subdir: str, names: Sequence[str]) -> Unavailable:
+        """A missing engine: either built for another arch, or not there at all."""
+        gpu = self.site.gpu
+        assert gpu is not None
+        model_subdir = choice.model.subdir
+        # Only when this arch has none of the set's engines are another arch's engines the
+        # story; otherwise the set is here but incomplete, and the file is simply missing.
+        none_here = not any(any((root / gpu.sm / model_subdir).glob("*.trt"))
+                            for root in self.site.roots)
+        for root in self.site.roots:
+            try:
+                arch_dirs = sorted(p for p in root.iterdir() if _SM_DIR.match(p.name))
+            except OSError:
+                continue
+            for arch_dir in arch_dirs:
+                if arch_dir.name == gpu.sm:
+                    continue
+                if none_here and (any((arch_dir / subdir / n).is_file() for n in names)
+                                  or any((arch_dir / model_subdir).glob("*.trt"))):
+                    return Unavailable(
+                        f"The {choice.model.key} engines in {arch_dir} were built for another "
+                        f"GPU; this GPU is {gpu.sm} ({gpu.name}), so get engines for {gpu.sm} "
+                        f"with `{download_command(choice.model.key)}`.")
+        return self._missing(choice, "tensorrt", names[0], self.site.roots[0] / gpu.sm / subdir)
+
+    def _tokenizer(self, choice: Choice, bases: Sequence[Path], backend: str) -> Path:
+        # The tokenizer is arch independent: accept it from either layout.
+        other = [root / ONNX_DIR for root in self.site.roots]
+        known_gpu = self.site.known_gpu
+        if known_gpu is not None:
+            other += [root / known_gpu.sm for root in self.site.roots]
+        folders = []
+        for base in [*bases, *other]:
+            folders += [base / TEXT_ENCODER_SUBDIR, base / choice.model.subdir]
+        found = _find(folders, [TOKENIZER_NAME])
+        if found is None:
+            raise self._missing(choice, backend, TOKENIZER_NAME, bases[0] / TEXT_ENCODER_SUBDIR)
+        return found
+
+    def _codec(self, choice: Choice, bases: Sequence[Path], ext: str,
+               backend: str) -> tuple[Path, Path | None, str]:
+        tiers = CODEC_FILES[choice.decoder]
+        if choice.tier is not None:
+            order = [choice.tier]
+        elif choice.precision == "fp8" and backend == "tensorrt":
+            order = ["fp8", "canonical", "legacy"]
+        else:
+            order = ["canonical", "legacy"]
+        order = [tier for tier in order if tier in tiers]  # SAME-L has no legacy tier
+        folders = [b / DECODERS[choice.decoder].subdir for b in bases]
+        without_encoder: tuple[str, Path] | None = None
+        for tier in order:
+            files = tiers[tier]
+            decoder = _find(folders, [s + ext for s in files.decoder])
+            if decoder is None:
+                continue
+            encoder = _find(folders, [s + ext for s in files.encoder])
+            if encoder is None and choice.need_encoder:
+                without_encoder = without_encoder or (tier, decoder)
+                continue
+            return decoder, encoder, tier
+        if without_encoder is not None:
+            tier = without_encoder[0]
+            name = tiers[tier].encoder[0] + ext
+            if backend == "tensorrt":
+                raise self._missing_engine(choice, DECODERS[choice.decoder].subdir, [name])
+            raise self._missing(choice, backend, name, folders[0])
+        if backend == "tensorrt":
+            self._refuse_jit_codec(choice, folders)
+        named_tier = choice.tier or "canonical"
+        names = [s + ext for s in tiers[named_tier].decoder]
+        if backend == "tensorrt":
+            raise self._missing_engine(choice, DECODERS[choice.decoder].subdir, names)
+        raise self._missing(choice, backend, names[0], folders[0])
+
+    def _refuse_jit_codec(self, choice: Choice, folders: Sequence[Path]) -> None:
+        """When this arch's only codec engines are JIT plugin builds, say so (a plain "missing
+        file" would hide that the files on disk can never load here)."""
+        jit = JIT_CODEC_FILES.get(choice.decoder)
+        if jit is None:
+            return
+        for folder in folders:
+            found = [stem + ".trt" for stem in (*jit.decoder, *jit.encoder)
+                     if (folder / f"{stem}.trt").is_file()]
+            if found:
+                raise Unavailable(_jit_codec_reason(found, folder, choice.decoder))
+
+    def _codec_notes(self, choice: Choice, decoder: Path, encoder: Path | None, tier: str,
+                     ext: str, notes: list[str]) -> None:
+        if tier == "legacy":
+            canonical = CODEC_FILES[choice.decoder]["canonical"].decoder[0] + ext
+            notes.append(f"Using the legacy decoder '{decoder.name}'; '{canonical}' is the "
+                         f"current one.")
+        if encoder is None:
+            name = CODEC_FILES[choice.decoder][tier].encoder[0] + ext
+            notes.append(f"No encoder '{name}' was found, so audio-to-audio and inpainting are "
+                         f"unavailable.")
+
+    # ONNX Runtime
+
+    def onnx_files(self, choice: Choice, notes: list[str]) -> EngineFiles:
+        if choice.decoder == "same-l":
+            raise Unavailable(
+                "The SAME-L codec uses the samel::diff_attn_swa TensorRT plugin, which ONNX "
+                "Runtime cannot run; use --backend tensorrt or --decoder same-s.")
+        if choice.model.key == "demo":
+            return self._demo_files(choice, notes)
+        if choice.precision == "fp8" or choice.tier in FP8_TIERS:
+            raise Unavailable("fp8 is a TensorRT speed tier that ONNX Runtime cannot run; "
+                              "choose --precision fp16 or fp32, or --backend tensorrt.")
+        if not self.site.onnxruntime_available:
+            raise Unavailable("ONNX Runtime is not installed; install it with "
+                              "`pip install onnxruntime`.")
+        bases = [root / ONNX_DIR for root in self.site.roots]
+
+        def need(subdir: str, stems: Sequence[str]) -> Path:
+            names = [f"{s}.onnx" for s in stems]
+            found = _find((b / subdir for b in bases), names)
+            if found is None:
+                raise self._missing(choice, "onnxruntime", names[0], bases[0] / subdir)
+            return found
+
+        text_encoder = need(TEXT_ENCODER_SUBDIR, ONNX_TEXT_ENCODER_STEMS)
+        tokenizer = self._tokenizer(choice, bases, "onnxruntime")
+        dit = need(choice.model.subdir, DIT_STEMS[choice.precision])
+        decoder, encoder, tier = self._codec(choice, bases, ".onnx", "onnxruntime")
+        self._codec_notes(choice, decoder, encoder, tier, ".onnx", notes)
+        files = EngineFiles("onnx", text_encoder, tokenizer, dit, decoder, encoder, tier, False)
+        self._check_onnx_ops(choice, files)
+        return files
+
+    def _check_onnx_ops(self, choice: Choice, files: EngineFiles) -> None:
+        for path in files.all_paths():
+            if path.suffix != ".onnx":
+                continue
+            try:
+                foreign = foreign_onnx_ops(path)
+            except Exception as exc:  # unreadable or corrupt protobuf
+                log.debug("could not read %s: %s", path, exc)
+                raise Unavailable(
+                    f"'{path.name}' in {path.parent} could not be read as an ONNX model; "
+                    f"download it again with "
+                    f"`{download_command(choice.model.key, 'onnxruntime')}`.") from exc
+            if foreign:
+                raise Unavailable(
+                    f"'{path.name}' in {path.parent} uses the operator {foreign[0]}, which ONNX "
+                    f"Runtime cannot run; use --backend tensorrt.")
+
+    def _demo_files(self, choice: Choice, notes: list[str]) -> EngineFiles:
+        if choice.precision != "fp32":
+            raise Unavailable(f"The demo has fp32 weights only, not {choice.precision}; "
+                              f"choose --precision fp32 or leave it unset.")
+        if choice.tier not in (None, "canonical"):
+            raise Unavailable(f"The demo has no '{choice.tier}' decoder tier; leave the tier "
+                              f"unset.")
+        if not self.site.onnxruntime_available:
+            raise Unavailable("ONNX Runtime is not installed; install it with "
+                              "`pip install onnxruntime`.")
+        for root in self.site.roots:
+            files = demo_files(root / ONNX_DIR / DEMO_SUBDIR)
+            if all(p.is_file() for p in files.all_paths()):
+                self._check_onnx_ops(choice, files)
+                return files
+        demo_dir = self.site.models_root / ONNX_DIR / DEMO_SUBDIR
+        notes.append(f"The demo models are {DEMO_BUILT_NOTE} in {demo_dir}.")
+        return demo_files(demo_dir)
+
+
+def _jit_codec_reason(names: Sequence[str], folder: Path, decoder: str) -> str:
+    listed = " and ".join(f"'{name}'" for name in names)
+    what = "is a JIT build" if len(names) == 1 else "are JIT builds"
+    need = "needs" if len(names) == 1 else "need"
+    return (f"{listed} in {folder} {what} of {decoder.upper()} that {need} its Triton plugin "
+            f"registered from Python, which SA3 Studio cannot load; "
+            f"{aot_codec_remedy(decoder)}.")
+
+
+def demo_files(demo_dir: Path) -> EngineFiles:
+    """The demo set's files in demo_dir, whether or not they have been built yet."""
+    return EngineFiles(
+        format="onnx",
+        text_encoder=demo_dir / DEMO_TEXT_ENCODER,
+        tokenizer=demo_dir / TOKENIZER_NAME,
+        dit=demo_dir / DEMO_DIT,
+        decoder=demo_dir / DEMO_DECODER,
+        encoder=demo_dir / DEMO_ENCODER,
+        decoder_tier="canonical",
+        jit_plugin=False,
+    )

@@ -1,0 +1,137 @@
+"""What exists: the model sets, codecs, precisions, backends and decoder tiers, and the file names
+(with their aliases) each is stored under. Static tables only; `engines.catalog` searches for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engines import demo
+from engines.constants import MAX_LATENTS, SAMPLE_RATE, SAMPLES_PER_LATENT
+
+MAX_SECONDS = MAX_LATENTS * SAMPLES_PER_LATENT / SAMPLE_RATE  # about 380.4 s
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    key: str
+    subdir: str
+    label: str
+    default_decoder: str
+    default_precision: str
+    max_seconds: float
+    description: str
+
+
+MODEL_SETS: dict[str, ModelSet] = {
+    m.key: m
+    for m in (
+        ModelSet("medium", "sa3-m", "Stable Audio 3 Medium", "same-l", "fp16", MAX_SECONDS,
+                 "The large model: music and sound, best quality, paired with the SAME-L codec."),
+        ModelSet("sm-music", "sa3-sm-music", "Stable Audio 3 Small Music", "same-s", "fp16",
+                 MAX_SECONDS, "Small and fast, tuned for music, paired with the SAME-S codec."),
+        ModelSet("sm-sfx", "sa3-sm-sfx", "Stable Audio 3 Small SFX", "same-s", "fp16",
+                 MAX_SECONDS, "Small and fast, tuned for sound effects, paired with SAME-S."),
+        ModelSet("demo", "demo", demo.DEMO_LABEL, "demo", "fp32",
+                 MAX_SECONDS, "A tiny procedural stand-in that runs anywhere on the CPU, "
+                 "so the app can be tried without downloading the real models."),
+    )
+}
+
+
+@dataclass(frozen=True)
+class DecoderInfo:
+    key: str
+    subdir: str
+    label: str
+
+
+DECODERS: dict[str, DecoderInfo] = {
+    d.key: d
+    for d in (
+        DecoderInfo("same-l", "same-l", "SAME-L (large codec, deterministic)"),
+        DecoderInfo("same-s", "same-s", "SAME-S (small codec, fast)"),
+        DecoderInfo("demo", "demo", "Demo codec (procedural)"),
+    )
+}
+
+PRECISIONS: tuple[str, ...] = ("fp16", "fp32", "fp8")
+PRECISION_ALIASES = {"fp16": "fp16", "fp16mixed": "fp16", "bf16": "fp16",
+                     "fp32": "fp32", "fp8": "fp8"}
+
+BACKENDS: tuple[str, ...] = ("tensorrt", "onnxruntime")
+BACKEND_ALIASES = {"auto": "auto", "tensorrt": "tensorrt", "trt": "tensorrt",
+                   "onnxruntime": "onnxruntime", "ort": "onnxruntime", "onnx": "onnxruntime"}
+BACKEND_LABELS = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
+
+TIERS: tuple[str, ...] = ("canonical", "fp8", "fp8_fast", "legacy")
+FP8_TIERS = frozenset({"fp8", "fp8_fast"})
+
+
+@dataclass(frozen=True)
+class CodecTier:
+    """File stems (no extension) of one decoder/encoder tier, aliases in preference order."""
+
+    decoder: tuple[str, ...]
+    encoder: tuple[str, ...]
+
+
+CODEC_FILES: dict[str, dict[str, CodecTier]] = {
+    "same-s": {
+        "canonical": CodecTier(("dec_bf16_chunkable_limiter",), ("enc_bf16_chunkable",)),
+        "fp8": CodecTier(("dec_fp8",), ("enc_fp8",)),
+        "fp8_fast": CodecTier(("dec_fp8_fast",), ("enc_fp8_fast",)),
+        "legacy": CodecTier(("dec_dynamic_bf16",), ("enc_dynamic_bf16",)),
+    },
+    # SAME-L has no legacy tier we can run: its pre-chunkable engines are all JIT builds.
+    "same-l": {
+        "canonical": CodecTier(("dec_fp16_chunkable_limiter",), ("enc_fp16_chunkable",)),
+        "fp8": CodecTier(("dec_fp8_chunkable_limiter",), ("enc_fp8_chunkable",)),
+    },
+}
+
+# SAME-L engines built with the official JIT Triton plugin (samel::diff_attn_swa). They only
+# deserialize once Python has registered that plugin through `tensorrt.plugin`, which SA3
+# Studio never does, so the catalog recognises them only to refuse them with the AOT remedy.
+# (dec_dynamic_fp32 is the fp32 build of the same JIT graph, despite its name.)
+JIT_CODEC_FILES: dict[str, CodecTier] = {
+    "same-l": CodecTier(("dec_dynamic_triton_swa", "dec_dynamic_fp32"),
+                        ("enc_dynamic_triton_swa",)),
+}
+
+# The file-name mark of the JIT SAME-L graphs and engines (the ONNX builder skips them).
+JIT_PLUGIN_MARKER = "triton_swa"
+
+DIT_STEMS: dict[str, tuple[str, ...]] = {
+    "fp16": ("dit_fp16", "dit_fp16mixed", "dit_bf16"),
+    "fp32": ("dit_fp32",),
+    "fp8": ("dit_fp8",),
+}
+TEXT_ENCODER_SUBDIR = "t5gemma"
+TEXT_ENCODER_STEMS: tuple[str, ...] = ("t5gemma_fp16mixed", "t5gemma_fp16")
+ONNX_TEXT_ENCODER_STEMS: tuple[str, ...] = ("t5gemma_fp16", "t5gemma_fp16mixed")  # HF name first
+TOKENIZER_NAME = "tokenizer.json"
+ONNX_DIR = "onnx"
+
+DEMO_SUBDIR = "demo"
+DEMO_TEXT_ENCODER = demo.TEXT_ENCODER_FILE
+DEMO_DIT = demo.DIT_FILE
+DEMO_ENCODER = demo.ENCODER_FILE
+DEMO_DECODER = demo.DECODER_FILE
+DEMO_BUILT_NOTE = "built on first use"
+
+
+def download_command(model: str, backend: str = "tensorrt") -> str:
+    """The command a reason tells the user to run to fetch a model set."""
+    suffix = " --onnx" if backend == "onnxruntime" else ""
+    return f"python main.py models download {model}{suffix}"
+
+
+def aot_codec_remedy(decoder: str = "same-l") -> str:
+    """What to do instead of loading a JIT codec engine: a clause naming the AOT engines and
+    the command that fetches them (shared by the catalog and the engine loader)."""
+    tier = CODEC_FILES[decoder]["canonical"]
+    # Codec engines come with the model set that pairs with the codec by default.
+    model = next(m.key for m in MODEL_SETS.values() if m.default_decoder == decoder)
+    return (f"get the AOT engines {tier.decoder[0]}.trt and {tier.encoder[0]}.trt with "
+            f"`{download_command(model)}`")
