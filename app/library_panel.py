@@ -1,5 +1,5 @@
 """The library panel: every take ever made, searchable, restorable. Layout and a table model;
-the behaviour (what a click does to the session) lives in app.controller."""
+the behaviour (what a click does to the session) lives in app.library_controller."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The main window: layout only. Behaviour lives in app.controller.
+"""The main window: layout only. Behaviour lives in the feature controllers that
+app.studio.Studio composes (app/*_controller.py).
 
 Object names (a contract for tests and assistive tools): promptEdit, negativePromptEdit,
 modelCombo, decoderCombo, precisionCombo, secondsSpin, stepsSpin, cfgSpin, apgSpin, seedEdit,
@@ -40,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.library_panel import LibraryPanel
+from app.texts import NEGATIVE_OFF_HELP, NO_INIT
 from app.widgets.latent_view import LatentView
 from app.widgets.spectrogram import SpectrogramView
 from app.widgets.waveform import WaveformView
@@ -49,17 +51,14 @@ log = logging.getLogger(__name__)
 WINDOW_TITLE = "SA3 Studio"
 SFX_PRESETS = (0.5, 1.0, 2.0, 5.0)
 MUSIC_PRESETS = (10.0, 30.0, 60.0, 120.0)
-STRENGTH_HELP = ("Strength: how far the result may move away from the init audio (low keeps "
-                 "it, high follows the prompt).")
-NEGATIVE_OFF_HELP = "The negative prompt only has an effect with cfg above 1."
 
 
 class TakesListWidget(QListWidget):
-    """The session's takes; dragging an item out gives a file URL (see controller)."""
+    """The session's takes; dragging an item out gives a file URL (app.export_controller)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.drag_source = None  # controller hook: item -> QMimeData
+        self.drag_source = None  # export controller hook: item -> QMimeData
         self.setDragEnabled(True)
         self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
@@ -80,7 +79,7 @@ def _named(widget, name: str):
 
 
 class MainWindow(QMainWindow):
-    """Holds the widgets; `app.controller.StudioController` wires them up."""
+    """Holds the widgets; `app.studio.Studio` composes the controllers that wire them up."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -174,8 +173,7 @@ class MainWindow(QMainWindow):
 
         init_box = QGroupBox("Init audio")
         init_layout = QVBoxLayout(init_box)
-        self.init_label = _named(QLabel("None: drop a file on the waveform or use File > Open."),
-                                 "initLabel")
+        self.init_label = _named(QLabel(NO_INIT), "initLabel")
         self.init_label.setWordWrap(True)
         init_layout.addWidget(self.init_label)
         row = QHBoxLayout()
@@ -271,9 +269,9 @@ class MainWindow(QMainWindow):
         self.takes_panel = tabs
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        controller = getattr(self, "controller", None)
-        if controller is not None:
-            controller.shutdown()
+        studio = getattr(self, "studio", None)
+        if studio is not None:
+            studio.shutdown()
         super().closeEvent(event)
 
     def _build_menus(self) -> None:
@@ -296,11 +294,11 @@ class MainWindow(QMainWindow):
 
 
 def build_main_window(*, start_worker: bool = True):
-    """The main window, wired to its controller, not shown; honours SA3_STUDIO_HOME."""
-    from app.controller import StudioController
+    """The main window, wired to its controllers, not shown; honours SA3_STUDIO_HOME."""
+    from app.studio import Studio
 
     window = MainWindow()
-    window.controller = StudioController(window, start_worker=start_worker)
+    window.studio = Studio(window, start_worker=start_worker)
     return window
 
 

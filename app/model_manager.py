@@ -86,12 +86,15 @@ class ModelManagerDialog(QDialog):
     planRequested = Signal(object)
     downloadRequested = Signal(object, object)
 
-    def __init__(self, controller, parent=None) -> None:
+    def __init__(self, controller, gpu_service, parent=None) -> None:
+        """`controller`: the models controller (its `catalog`, `models_changed()`);
+        `gpu_service`: the GPU worker service, which runs builds and the self-test."""
         super().__init__(parent)
         self.setObjectName("modelManagerDialog")
         self.setWindowTitle("Models")
         self.resize(760, 640)
         self.controller = controller
+        self.gpu_service = gpu_service
         self.plan = None
         self._task_ids: set[int] = set()
         layout = QVBoxLayout(self)
@@ -208,7 +211,7 @@ class ModelManagerDialog(QDialog):
         self.add_folder_button.clicked.connect(self.add_folder)
         self.build_button.clicked.connect(self.start_build)
         self.selftest_button.clicked.connect(self.start_selftest)
-        worker = controller.worker
+        worker = gpu_service.worker
         worker.taskProgress.connect(self._task_progress)
         worker.taskDone.connect(self._task_done)
         worker.taskFailed.connect(self._task_failed)
@@ -404,14 +407,11 @@ class ModelManagerDialog(QDialog):
         self._submit(task, "The self-test")
 
     def _submit(self, fn, label: str) -> None:
-        from app.worker import Task
-
-        host = self.controller.host
-        if host is None or self.controller.running:
+        host = self.gpu_service.host
+        if host is None or self.gpu_service.running:
             self.say("The GPU is busy generating; try again when it is done.")
             return
-        self.controller.task_counter += 1
-        task = Task(self.controller.task_counter, fn, label)
+        task = self.gpu_service.new_task(fn, label)
         self._task_ids.add(task.task_id)
         self.say(f"{label} is running on the GPU worker...")
         host.submit_task(task)

@@ -33,7 +33,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication([])
     window = build_main_window()
     window.show()
-    ctl = window.controller
+    ctl = window.studio
     window.findChild(object, "autoplayCheck").setChecked(False)
     window.findChild(object, "promptEdit").setPlainText("rain and thunder, distant")
     window.findChild(object, "secondsSpin").setValue(args.seconds)
@@ -51,7 +51,7 @@ def main() -> int:
     timer.timeout.connect(tick)
     # warm-up: builds the demo set and loads the engines in the worker
     window.findChild(object, "generateButton").click()
-    while ctl.running:
+    while ctl.gpu.running:
         app.processEvents()
         time.sleep(0.001)
     worst_runs = []
@@ -62,7 +62,7 @@ def main() -> int:
         timer.start()
         start = time.perf_counter()
         window.findChild(object, "generateButton").click()
-        while ctl.running:
+        while ctl.gpu.running:
             app.processEvents()
         app.processEvents()
         wall = (time.perf_counter() - start) * 1e3

@@ -25,7 +25,7 @@ def main() -> int:
     window = build_main_window()
     window.resize(1360, 860)
     window.show()
-    ctl = window.controller
+    ctl = window.studio
     window.findChild(object, "autoplayCheck").setChecked(False)
     window.findChild(object, "promptEdit").setPlainText("coin pickup, bright, short")
     window.findChild(object, "secondsSpin").setValue(2.0)
@@ -34,7 +34,7 @@ def main() -> int:
     window.findChild(object, "seedLockCheck").setChecked(True)
     window.findChild(object, "generateButton").click()
     deadline = time.monotonic() + 120
-    while ctl.running and time.monotonic() < deadline:
+    while ctl.gpu.running and time.monotonic() < deadline:
         app.processEvents()
         time.sleep(0.01)
     window.tabs.setCurrentIndex(0)
@@ -42,7 +42,7 @@ def main() -> int:
         app.processEvents()
         time.sleep(0.01)
     window.grab().save(str(out))
-    print(f"saved {out} ({len(ctl.takes)} takes)")
+    print(f"saved {out} ({len(ctl.session.takes)} takes)")
     ctl.shutdown()
     return 0
 

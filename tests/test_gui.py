@@ -22,7 +22,7 @@ def window(qtbot):
     win = build_main_window()
     qtbot.addWidget(win)
     yield win
-    win.controller.shutdown()
+    win.studio.shutdown()
 
 
 def child(win, name: str):
@@ -33,7 +33,7 @@ def child(win, name: str):
 
 def generate(qtbot, win, prompt: str, *, seconds: float = 1.0, seed: int | None = 7,
              variations: int = 1, expect: int | None = None) -> None:
-    ctl = win.controller
+    ctl = win.studio
     before = child(win, "takesList").count()
     child(win, "promptEdit").setPlainText(prompt)
     child(win, "secondsSpin").setValue(seconds)
@@ -43,7 +43,7 @@ def generate(qtbot, win, prompt: str, *, seconds: float = 1.0, seed: int | None 
         child(win, "seedLockCheck").setChecked(True)
     child(win, "generateButton").click()
     target = before + (variations if expect is None else expect)
-    qtbot.waitUntil(lambda: child(win, "takesList").count() >= target and not ctl.running,
+    qtbot.waitUntil(lambda: child(win, "takesList").count() >= target and not ctl.gpu.running,
                     timeout=WAIT_MS)
 
 
@@ -73,7 +73,7 @@ def test_demo_is_labelled_and_negative_prompt_explained(window):
 
 def test_generate_shows_take_waveform_and_seed(qtbot, window):
     generate(qtbot, window, "coin pickup, bright, short", seconds=1.0, seed=7)
-    take = window.controller.current_take()
+    take = window.studio.session.current_take()
     assert take.seed == 7 and take.pcm.shape == (44100, 2)
     held = child(window, "waveformView").samples()
     assert held.shape == (44100, 2)
@@ -86,9 +86,9 @@ def test_generate_shows_take_waveform_and_seed(qtbot, window):
 
 def test_variations_have_consecutive_seeds(qtbot, window):
     generate(qtbot, window, "laser", seconds=0.5, seed=100, variations=4)
-    seeds = [t.seed for t in window.controller.takes.values()]
+    seeds = [t.seed for t in window.studio.session.takes.values()]
     assert seeds == [100, 101, 102, 103]
-    pcms = [t.pcm for t in window.controller.takes.values()]
+    pcms = [t.pcm for t in window.studio.session.takes.values()]
     assert not np.array_equal(pcms[0], pcms[1])
 
 
@@ -103,7 +103,7 @@ def test_dragged_take_is_one_existing_wav_equal_to_the_take(qtbot, window):
     assert path.is_file() and path.suffix == ".wav" and "bell" in path.name and "seed3" in path.name
     audio, rate = sf.read(path, dtype="int16")
     assert rate == 44100
-    np.testing.assert_array_equal(audio, window.controller.current_take().pcm)
+    np.testing.assert_array_equal(audio, window.studio.session.current_take().pcm)
     assert path.with_suffix(".json").is_file()
     again = lst.mimeData([item]).urls()[0].toLocalFile()
     assert again == str(path) and path.is_file()  # reused, never deleted
@@ -111,14 +111,15 @@ def test_dragged_take_is_one_existing_wav_equal_to_the_take(qtbot, window):
 
 def test_save_as_formats(qtbot, window, tmp_path):
     generate(qtbot, window, "whoosh", seconds=0.5, seed=4)
-    take = window.controller.current_take()
+    take = window.studio.session.current_take()
+    save_take = window.studio.export_controller.save_take
     for name, subtype in (("a.wav", "PCM_16"), ("b.flac", "PCM_24"), ("c.ogg", "VORBIS")):
-        written = window.controller.save_take(take, tmp_path / name)
+        written = save_take(take, tmp_path / name)
         assert written is not None and sf.info(written).subtype == subtype
         assert written.with_suffix(".json").is_file()
-    w24 = window.controller.save_take(take, tmp_path / "d.wav", "wav24")
+    w24 = save_take(take, tmp_path / "d.wav", "wav24")
     assert sf.info(w24).subtype == "PCM_24"
-    bad = window.controller.save_take(take, tmp_path / "a.wav" / "e.wav")  # a file, not a folder
+    bad = save_take(take, tmp_path / "a.wav" / "e.wav")  # a file, not a folder
     message = child(window, "statusBar").currentMessage()
     assert bad is None and "choose another folder" in message and "\n" not in message
 
@@ -129,16 +130,16 @@ def test_drop_flac_as_init_then_inpaint_one_span(qtbot, window, tmp_path):
     flac = tmp_path / "init.flac"
     sf.write(flac, stereo, 48000, subtype="PCM_24")
     child(window, "waveformView").fileDropped.emit(str(flac))
-    ctl = window.controller
-    assert ctl.init_take is not None and ctl.init_take.model == "imported"
-    init = ctl.init_take.pcm.astype(np.float32) / 32767
+    ctl = window.studio
+    assert ctl.session.init_take is not None and ctl.session.init_take.model == "imported"
+    init = ctl.session.init_take.pcm.astype(np.float32) / 32767
     child(window, "spanModeCheck").setChecked(True)
     child(window, "waveformView").set_spans([(1.0, 1.6)])
-    assert ctl.spans, "the painted span reached the controller"
-    start, end = ctl.spans[0]
+    assert ctl.session.spans, "the painted span reached the controller"
+    start, end = ctl.session.spans[0]
     assert round(start * 44100) % SAMPLES_PER_LATENT == 0  # snapped to the latent grid
     generate(qtbot, window, "explosion", seconds=3.0, seed=5)
-    take = ctl.current_take()
+    take = ctl.session.current_take()
     assert take.result.request.mode == "inpaint"
     out = take.pcm.astype(np.float32) / 32767
     inside = np.zeros(len(out), bool)
@@ -153,7 +154,7 @@ def test_use_take_as_init_runs_audio_to_audio(qtbot, window):
     child(window, "useAsInitButton").click()
     child(window, "initNoiseSlider").setValue(30)
     generate(qtbot, window, "bell", seconds=1.0, seed=2)
-    take = window.controller.current_take()
+    take = window.studio.session.current_take()
     assert take.result.request.mode == "a2a"
     assert take.result.request.init_noise_level == pytest.approx(0.3)
 
@@ -168,16 +169,16 @@ def test_bad_input_is_one_sentence_and_keeps_takes(qtbot, window):
 
 
 def test_cancel_keeps_finished_takes(qtbot, window):
-    ctl = window.controller
+    ctl = window.studio
     seen = []
-    ctl.worker.takeReady.connect(lambda f: (seen.append(f), ctl.cancel()))
+    ctl.gpu.worker.takeReady.connect(lambda f: (seen.append(f), ctl.generation_controller.cancel()))
     child(window, "stepsSpin").setValue(50)
     child(window, "promptEdit").setPlainText("drone")
     child(window, "secondsSpin").setValue(60.0)
     child(window, "variationsSpin").setValue(4)
     child(window, "generateButton").click()
     assert child(window, "cancelButton").isEnabled()
-    qtbot.waitUntil(lambda: not ctl.running, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not ctl.gpu.running, timeout=WAIT_MS)
     count = child(window, "takesList").count()
     assert 1 <= count < 4
     assert "Cancel" in child(window, "statusBar").currentMessage() or count == len(seen)
@@ -201,24 +202,24 @@ def test_no_audio_device_disables_playback_only(qtbot, monkeypatch):
         generate(qtbot, win, "coin", seconds=0.5, seed=9)
         assert child(win, "takesList").count() == 1
     finally:
-        win.controller.shutdown()
+        win.studio.shutdown()
 
 
 def test_up_down_switches_takes_and_keeps_position(qtbot, window):
     generate(qtbot, window, "engine", seconds=2.0, seed=11, variations=2)
-    ctl = window.controller
+    ctl = window.studio
     lst = child(window, "takesList")
     lst.setCurrentRow(0)
     if ctl.player.available:
         ctl.player.seek(1.25)
     lst.setCurrentRow(1)
-    assert ctl.current_take().seed == 12
+    assert ctl.session.current_take().seed == 12
     if ctl.player.available:
         assert ctl.player.position_seconds == pytest.approx(1.25, abs=0.05)
 
 
 def test_real_playback_through_the_default_device(qtbot, window):
-    ctl = window.controller
+    ctl = window.studio
     if not ctl.player.available:
         pytest.skip(f"no audio output device here: {ctl.player.unavailable_reason}")
     child(window, "autoplayCheck").setChecked(False)

@@ -152,5 +152,5 @@ def test_main_window_builds_hidden(qtbot, studio_home: Path) -> None:
     status = window.findChild(QStatusBar, "statusBar")
     assert prompt is not None and button is not None and status is not None
     # SA3_STUDIO_HOME decides where models (and so the demo set) live
-    assert str(window.controller.catalog.models_root).startswith(str(studio_home))
+    assert str(window.studio.models_controller.catalog.models_root).startswith(str(studio_home))
     window.close()  # closing stops the GPU worker thread

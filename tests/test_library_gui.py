@@ -19,7 +19,7 @@ def window(qtbot, tmp_path, monkeypatch):
     win = build_main_window()
     qtbot.addWidget(win)
     yield win
-    win.controller.shutdown()
+    win.studio.shutdown()
 
 
 def library_rows(win) -> list:
@@ -36,8 +36,8 @@ def test_every_take_is_recorded_and_searchable(qtbot, window):
     rows = library_rows(window)
     assert len(rows) == 3
     assert {r.seed for r in rows} == {5, 6, 7}
-    assert all(t.library_id is not None for t in window.controller.takes.values())
-    record = window.controller.library.get(rows[0].id)
+    assert all(t.library_id is not None for t in window.studio.session.takes.values())
+    record = window.studio.library.get(rows[0].id)
     assert record.audio_path.is_file() and not record.missing
     child(window, "librarySearchEdit").setText("rain")
     assert [r.prompt for r in library_rows(window)] == ["rain on leaves"] * 2
@@ -55,7 +55,7 @@ def test_tags_notes_rating_and_filters(qtbot, window):
     panel.favourite_check.setChecked(True)
     panel.rating_spin.setValue(4)
     panel.save_meta_button.click()
-    stored = window.controller.library.get(library_rows(window)[0].id)
+    stored = window.studio.library.get(library_rows(window)[0].id)
     assert stored.tags == ["ui", "pickup"] and stored.rating == 4 and stored.favourite
     child(window, "librarySearchEdit").setText("shop screen")
     assert [r.prompt for r in library_rows(window)] == ["bell"]
@@ -72,7 +72,7 @@ def test_restore_settings_and_regenerate_exactly(qtbot, window):
     child(window, "negativePromptEdit").setText("wind")
     child(window, "stepsSpin").setValue(6)
     generate(qtbot, window, "thunder", seconds=1.5, seed=77)
-    original = window.controller.current_take().pcm.copy()
+    original = window.studio.session.current_take().pcm.copy()
     # scramble the panel, then restore from the library
     child(window, "promptEdit").setPlainText("something else")
     child(window, "cfgSpin").setValue(1.0)
@@ -86,24 +86,24 @@ def test_restore_settings_and_regenerate_exactly(qtbot, window):
     assert child(window, "seedEdit").text() == "77"
     assert child(window, "secondsSpin").value() == pytest.approx(1.5)
     child(window, "regenerateButton").click()
-    ctl = window.controller
-    qtbot.waitUntil(lambda: not ctl.running and len(ctl.takes) == 2, timeout=WAIT_MS)
-    np.testing.assert_array_equal(ctl.current_take().pcm, original)
+    ctl = window.studio
+    qtbot.waitUntil(lambda: not ctl.gpu.running and len(ctl.session.takes) == 2, timeout=WAIT_MS)
+    np.testing.assert_array_equal(ctl.session.current_take().pcm, original)
 
 
 def test_missing_audio_shows_and_regenerates_into_the_same_row(qtbot, window):
     generate(qtbot, window, "footsteps", seconds=1.0, seed=9)
-    ctl = window.controller
+    ctl = window.studio
     record = library_rows(window)[0]
     original = ctl.library.load_audio(record.id)
     record.audio_path.unlink()
-    ctl.refresh_library()
+    ctl.library_controller.refresh_library()
     assert library_rows(window)[0].missing
     model = child(window, "libraryView").model()
     assert model.data(model.index(0, 7)) == "missing"
     select_row(window, 0)
     child(window, "regenerateButton").click()
-    qtbot.waitUntil(lambda: not ctl.running, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: not ctl.gpu.running, timeout=WAIT_MS)
     rows = library_rows(window)
     assert len(rows) == 1 and not rows[0].missing and rows[0].id == record.id
     np.testing.assert_array_equal(ctl.library.load_audio(record.id), original)
@@ -129,11 +129,11 @@ def test_export_selection_folder_and_zip(qtbot, window, tmp_path):
     child(window, "libraryView").selectAll()
     folder = tmp_path / "out"
     folder.mkdir()
-    written = window.controller.export_selected(str(folder))
+    written = window.studio.library_controller.export_selected(str(folder))
     assert len(written) == 2 and all(p.is_file() for p in written)
     sidecars = sorted(folder.glob("*.json"))
     assert len(sidecars) == 2 and json.loads(sidecars[0].read_text())
-    archive = window.controller.export_selected_zip(str(tmp_path / "takes.zip"))
+    archive = window.studio.library_controller.export_selected_zip(str(tmp_path / "takes.zip"))
     with zipfile.ZipFile(archive) as z:
         names = z.namelist()
     assert sum(n.endswith(".json") for n in names) == 2 and len(names) == 4
@@ -141,24 +141,24 @@ def test_export_selection_folder_and_zip(qtbot, window, tmp_path):
 
 def test_double_click_loads_an_old_take_into_the_session(qtbot, window):
     generate(qtbot, window, "drone", seconds=0.5, seed=8)
-    ctl = window.controller
+    ctl = window.studio
     lst = child(window, "takesList")
     lst.setCurrentRow(0)
-    ctl.delete_current()  # gone from the session, still in the library
+    ctl.takes_controller.delete_current()  # gone from the session, still in the library
     assert lst.count() == 0
-    take = ctl.load_from_library(library_rows(window)[0].id)
+    take = ctl.library_controller.load_from_library(library_rows(window)[0].id)
     assert lst.count() == 1 and take.seed == 8
     np.testing.assert_array_equal(take.pcm, ctl.library.load_audio(take.library_id))
 
 
 def test_inpainted_take_keeps_its_lineage(qtbot, window):
     generate(qtbot, window, "rain", seconds=3.0, seed=2)
-    ctl = window.controller
-    parent = ctl.current_take()
+    ctl = window.studio
+    parent = ctl.session.current_take()
     child(window, "useAsInitButton").click()
     child(window, "waveformView").set_spans([(1.0, 1.5)])
     generate(qtbot, window, "explosion", seconds=3.0, seed=3)
-    child_take = ctl.current_take()
+    child_take = ctl.session.current_take()
     record = ctl.library.get(child_take.library_id)
     assert record.parent_id == parent.library_id and record.mode == "inpaint"
     assert [r.id for r in ctl.library.lineage(record.id)] == [record.id, parent.library_id]

@@ -15,9 +15,9 @@ def dialog(qtbot, tmp_path, monkeypatch, no_gpu):
 
     win = build_main_window()
     qtbot.addWidget(win)
-    dlg = win.controller.open_models_dialog()
+    dlg = win.studio.models_controller.open_models_dialog()
     yield dlg
-    win.controller.shutdown()
+    win.studio.shutdown()
 
 
 def test_dialog_names_and_machine_report(dialog):
@@ -64,7 +64,7 @@ def test_download_from_the_dialog_against_a_local_hub(qtbot, hub, monkeypatch, t
     win = build_main_window()
     qtbot.addWidget(win)
     try:
-        dialog = win.controller.open_models_dialog()
+        dialog = win.studio.models_controller.open_models_dialog()
         dialog.set_checks["sm-sfx"].setChecked(True)
         dialog.arch_edit.setText("sm_90")
         dialog.findChild(object, "showSizesButton").click()
@@ -79,4 +79,4 @@ def test_download_from_the_dialog_against_a_local_hub(qtbot, hub, monkeypatch, t
                    if tree.topLevelItem(i).text(0).startswith("sm-sfx:"))
         assert not sfx.text(1).startswith("0 file")
     finally:
-        win.controller.shutdown()
+        win.studio.shutdown()

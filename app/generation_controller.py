@@ -1,0 +1,188 @@
+"""The generation panel: prompt and settings to requests, Generate/Reroll/Cancel, and the
+worker's answers (progress, new takes, failures)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+
+from app.services import GpuService, Notifier, TakeModel
+from app.takes import Take
+from app.texts import NEGATIVE_OFF_HELP
+from app.worker import Finished
+from engines.catalog import get_model_set
+from engines.errors import StudioError
+from engines.request import GenerationRequest, validate_request
+
+log = logging.getLogger(__name__)
+
+SEED_RANGE = 2**32
+
+
+class GenerationController(QObject):
+    libraryChanged = Signal()  # the worker recorded a take in the library
+    takeGenerated = Signal(object)  # a new take is in the session and selected
+
+    def __init__(self, view, notifier: Notifier, session: TakeModel, gpu: GpuService,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self.notifier = notifier
+        self.session = session
+        self.gpu = gpu
+        w = view
+        w.generate_button.clicked.connect(self.generate)
+        w.reroll_button.clicked.connect(self.reroll)
+        w.cancel_button.clicked.connect(self.cancel)
+        w.dice_button.clicked.connect(self.roll_dice)
+        w.cfg_spin.valueChanged.connect(self._update_negative_state)
+        for button in w.preset_buttons:
+            button.clicked.connect(lambda _=False, b=button: w.seconds_spin.setValue(
+                float(b.property("seconds"))))
+        worker = gpu.worker
+        worker.progress.connect(self._progress)
+        worker.takeReady.connect(self._take_ready)
+        worker.failed.connect(self._failed)
+        worker.cancelled.connect(self._cancelled)
+        gpu.batchStarted.connect(self._batch_started)
+        gpu.batchFinished.connect(lambda: self._set_busy(False))
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            shortcut = QShortcut(QKeySequence(keys), w)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(self.generate)
+        self._update_negative_state()
+
+    def _update_negative_state(self, *_args) -> None:
+        active = self.view.cfg_spin.value() != 1.0
+        self.view.negative_edit.setEnabled(active)
+        self.view.negative_hint.setVisible(not active)
+        self.view.negative_edit.setToolTip("" if active else NEGATIVE_OFF_HELP)
+
+    # ------------------------------------------------------------------ requests
+    def read_seed(self) -> int | None:
+        text = self.view.seed_edit.text().strip()
+        if not text:
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            raise StudioError(f"The seed '{text}' is not a whole number; type one from 0 to "
+                              f"{SEED_RANGE - 1} or clear the field.") from None
+        if not 0 <= value < SEED_RANGE:
+            raise StudioError(f"The seed {value} is out of range; choose one from 0 to "
+                              f"{SEED_RANGE - 1}.")
+        return value
+
+    def build_request(self, seed: int, init_audio=None) -> GenerationRequest:
+        """The panel as a request; `init_audio` (float) may be passed in so variations share
+        one conversion of the init take."""
+        w = self.view
+        init_take = self.session.init_take
+        kwargs = dict(
+            prompt=w.prompt_edit.toPlainText(), negative_prompt=w.negative_edit.text(),
+            model=w.model_combo.currentData() or "demo", decoder=w.decoder_combo.currentData(),
+            precision=w.precision_combo.currentData(), seconds=w.seconds_spin.value(),
+            steps=w.steps_spin.value(), seed=seed, cfg=w.cfg_spin.value(),
+            apg=w.apg_spin.value())
+        if init_take is not None:
+            kwargs["init_audio"] = init_audio if init_audio is not None \
+                else init_take.float_audio()
+            if self.session.spans:
+                kwargs["inpaint_spans"] = list(self.session.spans)
+            else:
+                kwargs["init_noise_level"] = w.init_noise_slider.value() / 100
+        return GenerationRequest(**kwargs)
+
+    def start_seed(self) -> int:
+        seed = self.read_seed()
+        if seed is not None and self.view.seed_lock.isChecked():
+            return seed
+        return secrets.randbelow(SEED_RANGE)
+
+    def generate(self) -> None:
+        if self.gpu.running:
+            self.notifier.status("A generation is already running; wait for it or press "
+                                 "Cancel.")
+            return
+        try:
+            first = self.start_seed()
+            count = self.view.variations_spin.value()
+            init_take = self.session.init_take
+            init = init_take.float_audio() if init_take is not None else None
+            requests = [self.build_request((first + i) % SEED_RANGE, init) for i in range(count)]
+            validate_request(requests[0], get_model_set(requests[0].model).max_seconds)
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return
+        self.submit(requests)
+
+    def reroll(self) -> None:
+        """Same settings, one take, a new random seed."""
+        if self.gpu.running:
+            return
+        try:
+            request = self.build_request(secrets.randbelow(SEED_RANGE))
+            validate_request(request, get_model_set(request.model).max_seconds)
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return
+        self.submit([request])
+
+    def submit(self, requests: list[GenerationRequest]) -> None:
+        parent_id, source = self.session.init_lineage()
+        self.gpu.submit(requests, parent_id=parent_id, init_source=source)
+
+    def cancel(self) -> None:
+        if self.gpu.cancel():
+            self.notifier.status("Cancelling after the current step...")
+
+    def roll_dice(self) -> None:
+        self.view.seed_edit.setText(str(secrets.randbelow(SEED_RANGE)))
+
+    def _batch_started(self, count: int) -> None:
+        self._set_busy(True)
+        self.notifier.status(f"Generating {count} take(s)...")
+
+    def _set_busy(self, busy: bool) -> None:
+        self.view.generate_button.setEnabled(not busy)
+        self.view.reroll_button.setEnabled(not busy)
+        self.view.cancel_button.setEnabled(busy)
+
+    # ------------------------------------------------------------------ worker signals
+    def _progress(self, batch, index, total, stage, done, steps) -> None:
+        what = {"text": "reading the prompt", "encode": "encoding the init audio",
+                "sample": f"step {done}/{steps}", "decode": "decoding"}.get(stage, stage)
+        self.notifier.status(f"Take {index + 1}/{total}: {what}")
+
+    def _take_ready(self, finished: Finished) -> None:
+        result = finished.result
+        req = result.request
+        init_take = self.session.init_take
+        init_path = init_take.init_path if init_take is not None else None
+        take = Take(prompt=req.prompt, pcm=result.pcm, seed=result.seed, model=req.model,
+                    result=result, init_path=init_path, display=finished.display)
+        take.library_id = finished.library_id
+        if finished.library_error:
+            self.notifier.error(f"The take is in the session but not in the library: "
+                                f"{finished.library_error}")
+        self.libraryChanged.emit()
+        self.session.add_take(take, select=True)
+        self.view.seed_edit.setText(str(result.seed))
+        self.view.seed_used_label.setText(f"Seed used: {result.seed}")
+        for warning in result.warnings:
+            log.info("warning: %s", warning)
+        ms = result.timings_ms.get("total", 0.0)
+        note = f" ({result.warnings[0]})" if result.warnings else ""
+        self.notifier.status(f"Take {finished.job.index + 1}/{finished.job.total} ready: seed "
+                             f"{result.seed}, {take.seconds:.2f} s in {ms:.0f} ms on "
+                             f"{result.backend}{note}")
+        self.takeGenerated.emit(take)
+
+    def _failed(self, batch: int, message: str) -> None:
+        self.notifier.error(message)
+
+    def _cancelled(self, batch: int) -> None:
+        self.notifier.status("Cancelled; takes already finished are kept.")

@@ -1,0 +1,121 @@
+"""Init audio: a take or a dropped/opened file as the start of audio-to-audio, and the spans
+painted on the waveform that inpainting regenerates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QFileDialog
+
+from app.services import Notifier, TakeModel
+from app.takes import Take
+from app.texts import NO_INIT, STRENGTH_HELP
+from engines.errors import StudioError
+
+AUDIO_FILTER = "Audio files (*.wav *.flac *.ogg *.aif *.aiff *.mp3);;All files (*)"
+
+
+class InpaintController(QObject):
+    libraryChanged = Signal()  # an opened file was recorded in the library
+
+    def __init__(self, view, notifier: Notifier, session: TakeModel, library,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self.notifier = notifier
+        self.session = session
+        self.library = library
+        w = view
+        w.init_noise_slider.valueChanged.connect(self._update_strength_label)
+        w.use_init_button.clicked.connect(self.use_current_as_init)
+        w.use_init_action.triggered.connect(self.use_current_as_init)
+        w.clear_init_button.clicked.connect(self.clear_init)
+        w.span_mode_check.toggled.connect(w.waveform.set_span_mode)
+        w.waveform.spansChanged.connect(self._spans_changed)
+        w.waveform.fileDropped.connect(self.open_init_file)
+        w.open_action.triggered.connect(self.open_init_dialog)
+        session.initChanged.connect(self._init_changed)
+        session.spansRestored.connect(self._spans_restored)
+        self._update_strength_label()
+        self._update_init_state()
+
+    def _update_strength_label(self, *_args) -> None:
+        value = self.view.init_noise_slider.value() / 100
+        self.view.init_noise_label.setText(f"{value:.2f} - {STRENGTH_HELP}")
+
+    def _update_init_state(self) -> None:
+        w = self.view
+        init_take, spans = self.session.init_take, self.session.spans
+        has_init = init_take is not None
+        w.clear_init_button.setEnabled(has_init)
+        w.span_mode_check.setEnabled(has_init)
+        w.init_noise_slider.setEnabled(has_init and not spans)
+        if not has_init:
+            w.init_label.setText(NO_INIT)
+            return
+        mode = f"inpainting {len(spans)} span(s)" if spans else "audio-to-audio"
+        w.init_label.setText(f"{init_take.title()} ({mode})")
+
+    # ------------------------------------------------------------------ init take
+    def use_current_as_init(self) -> None:
+        take = self.session.current_take()
+        if take is None:
+            self.notifier.error("Select a take first, then use it as init audio.")
+            return
+        self.session.set_init(take)
+
+    def clear_init(self) -> None:
+        self.session.clear_init()
+
+    def _init_changed(self, take: Take | None) -> None:
+        w = self.view
+        if take is None:
+            w.span_mode_check.setChecked(False)
+            w.waveform.clear_spans()
+            self._update_init_state()
+            return
+        w.seconds_spin.setValue(min(take.seconds, w.seconds_spin.maximum()))
+        self.session.select(take)
+        w.waveform.clear_spans()
+        self._update_init_state()
+        self.notifier.status("Init audio set. Generate for audio-to-audio, or paint spans on "
+                             "the waveform to regenerate just those parts.")
+
+    def open_init_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.view, "Open init audio", "", AUDIO_FILTER)
+        if path:
+            self.open_init_file(path)
+
+    def open_init_file(self, path: str) -> Take | None:
+        from engines.audio_io import pcm16_from_float, read_audio
+
+        try:
+            audio = read_audio(path)
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return None
+        take = Take(prompt=Path(path).stem, pcm=pcm16_from_float(audio), seed=None,
+                    model="imported", init_path=Path(path))
+        try:
+            take.library_id = self.library.add_imported(take.pcm, str(path), take.prompt).id
+            self.libraryChanged.emit()
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+        self.session.add_take(take, select=True)
+        self.session.set_init(take)
+        return take
+
+    # ------------------------------------------------------------------ spans
+    def _spans_changed(self, spans: list) -> None:
+        session = self.session
+        if session.init_take is None:
+            return
+        if session.current_take() is not session.init_take:
+            return
+        session.spans = [tuple(s) for s in spans]
+        self._update_init_state()
+
+    def _spans_restored(self) -> None:
+        self.view.waveform.set_spans(self.session.spans)
+        self._update_init_state()

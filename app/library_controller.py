@@ -1,0 +1,251 @@
+"""The library panel: search, tags/notes/rating, loading old takes into the session,
+restoring their settings, regenerating them, trash with undo, and export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QFileDialog
+
+from app.services import GpuService, Notifier, TakeModel
+from app.takes import Take
+from engines.catalog import MODEL_SETS
+from engines.errors import StudioError
+
+PAGE_LIMIT = 500
+
+
+class LibraryController(QObject):
+    def __init__(self, view, notifier: Notifier, session: TakeModel, gpu: GpuService, library,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self.notifier = notifier
+        self.session = session
+        self.gpu = gpu
+        self.library = library
+        self.deleted_ids: list[int] = []
+        panel = view.library_panel
+        self.panel = panel
+        panel.searchChanged.connect(self.refresh_library)
+        panel.loadRequested.connect(self.load_from_library)
+        panel.restore_button.clicked.connect(self.restore_selected)
+        panel.regenerate_button.clicked.connect(self.regenerate_selected)
+        panel.delete_button.clicked.connect(self.delete_selected)
+        panel.undo_button.clicked.connect(self.undo_delete)
+        panel.export_button.clicked.connect(self.export_selected)
+        panel.zip_button.clicked.connect(self.export_selected_zip)
+        panel.save_meta_button.clicked.connect(self.save_meta)
+        panel.favourite_check.clicked.connect(self.save_meta)
+        panel.rating_spin.valueChanged.connect(lambda _v: self.save_meta(quiet=True))
+        panel.view.selectionModel().selectionChanged.connect(self._library_selection)
+        for key in MODEL_SETS:
+            panel.model_filter.addItem(key, key)
+        panel.model_filter.addItem("imported", "imported")
+        self.refresh_library()
+
+    # ------------------------------------------------------------------ the list
+    def refresh_library(self, *_args) -> None:
+        panel = self.panel
+        query = panel.query()
+        try:
+            records = self.library.search(**query, limit=PAGE_LIMIT)
+            total = self.library.count(**{k: v for k, v in query.items()
+                                          if k not in ("sort", "descending")})
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return
+        panel.model.set_records(records)
+        shown = f"{len(records)} of {total}" if total > len(records) else f"{total}"
+        panel.count_label.setText(f"{shown} take(s) in the library")
+
+    def _library_selection(self, *_args) -> None:
+        panel = self.panel
+        record = panel.current_record()
+        widgets = (panel.favourite_check, panel.rating_spin, panel.tags_edit, panel.notes_edit)
+        for widget in widgets:
+            widget.blockSignals(True)
+        if record is not None:
+            panel.favourite_check.setChecked(record.favourite)
+            panel.rating_spin.setValue(record.rating)
+            panel.tags_edit.setText(", ".join(record.tags))
+            panel.notes_edit.setPlainText(record.notes)
+        for widget in widgets:
+            widget.blockSignals(False)
+
+    def save_meta(self, *_args, quiet: bool = False) -> None:
+        panel = self.panel
+        record = panel.current_record()
+        if record is None:
+            return
+        tags = [t.strip() for t in panel.tags_edit.text().split(",") if t.strip()]
+        try:
+            self.library.update(record.id, rating=panel.rating_spin.value(),
+                                favourite=panel.favourite_check.isChecked(), tags=tags,
+                                notes=panel.notes_edit.toPlainText())
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return
+        selected = record.id
+        self.refresh_library()
+        self._select_library_row(selected)
+        if not quiet:
+            self.notifier.status("Saved.", 2000)
+
+    def _select_library_row(self, take_id: int) -> None:
+        panel = self.panel
+        for row, rec in enumerate(panel.model.records):
+            if rec.id == take_id:
+                panel.view.selectRow(row)
+                return
+
+    # ------------------------------------------------------------------ back into the session
+    def load_from_library(self, take_id: int) -> Take | None:
+        """Double-click: bring a library take into the session (or select it if there)."""
+        existing = self.session.for_library_id(take_id)
+        if existing is not None:
+            self.session.select(existing)
+            return existing
+        try:
+            record = self.library.get(take_id)
+            pcm = self.library.load_audio(take_id)
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return None
+        take = Take(prompt=record.name or record.prompt, pcm=pcm,
+                    seed=None if record.model == "imported" else record.seed,
+                    model=record.model, library_id=record.id)
+        self.session.add_take(take, select=True)
+        self.view.side_tabs.setCurrentIndex(0)
+        return take
+
+    def restore_settings(self, record) -> None:
+        """Every parameter of a library take back into the generation panel."""
+        w = self.view
+        w.prompt_edit.setPlainText(record.prompt)
+        w.negative_edit.setText(record.negative_prompt)
+        index = w.model_combo.findData(record.model)
+        if index >= 0:
+            w.model_combo.setCurrentIndex(index)
+        for combo, value in ((w.decoder_combo, record.decoder),
+                             (w.precision_combo, record.precision)):
+            found = combo.findData(value)
+            combo.setCurrentIndex(found if found >= 0 else 0)
+        w.seconds_spin.setValue(record.seconds)
+        w.steps_spin.setValue(record.steps)
+        w.cfg_spin.setValue(record.cfg)
+        w.apg_spin.setValue(record.apg)
+        w.seed_edit.setText(str(record.seed))
+        w.seed_lock.setChecked(True)
+        w.variations_spin.setValue(1)
+        if record.parent_id is not None and record.mode != "t2a":
+            parent = self.load_from_library(record.parent_id)
+            if parent is not None:
+                self.session.set_init(parent)
+                self.session.restore_spans(record.inpaint_spans)
+        elif self.session.init_take is not None:
+            self.session.clear_init()
+        if record.init_noise_level is not None:
+            w.init_noise_slider.setValue(round(record.init_noise_level * 100))
+        w.seconds_spin.setValue(record.seconds)
+
+    def restore_selected(self) -> None:
+        record = self.panel.current_record()
+        if record is None:
+            self.notifier.error("Select a take in the library first.")
+            return
+        if record.model == "imported":
+            self.notifier.error("That is imported audio, not a generation; double-click it to "
+                                "use it.")
+            return
+        self.restore_settings(record)
+        self.notifier.status(f"Settings of library take #{record.id} restored (seed "
+                             f"{record.seed}).")
+
+    def regenerate_selected(self) -> None:
+        """Re-run a library take exactly (same seed, same latents); a missing file is
+        written back into the same library row."""
+        record = self.panel.current_record()
+        if record is None or record.model == "imported":
+            self.notifier.error("Select a generated take in the library to regenerate it.")
+            return
+        if self.gpu.running:
+            self.notifier.status("A generation is already running; wait for it or press "
+                                 "Cancel.")
+            return
+        self.restore_settings(record)
+        try:
+            request = self.library.regeneration_request(record.id)
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return
+        parent_id, source = self.session.init_lineage()
+        self.gpu.submit([request], replace_id=record.id if record.missing else None,
+                        parent_id=parent_id, init_source=source)
+
+    # ------------------------------------------------------------------ trash
+    def delete_selected(self) -> None:
+        records = self.panel.selected_records()
+        if not records:
+            return
+        for record in records:
+            try:
+                self.library.delete(record.id)
+            except StudioError as exc:
+                self.notifier.error(str(exc))
+                return
+            self.deleted_ids.append(record.id)
+        self.panel.undo_button.setEnabled(True)
+        self.refresh_library()
+        self.notifier.status(f"Moved {len(records)} take(s) to the library trash; Undo brings "
+                             f"them back.")
+
+    def undo_delete(self) -> None:
+        if not self.deleted_ids:
+            return
+        take_id = self.deleted_ids.pop()
+        try:
+            self.library.restore(take_id)
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+        self.panel.undo_button.setEnabled(bool(self.deleted_ids))
+        self.refresh_library()
+        self.notifier.status(f"Library take #{take_id} restored.")
+
+    # ------------------------------------------------------------------ export
+    def export_selected(self, folder: str | None = None) -> list[Path]:
+        records = self.panel.selected_records()
+        if not records:
+            self.notifier.error("Select takes in the library to export.")
+            return []
+        if not folder:
+            folder = QFileDialog.getExistingDirectory(self.view, "Export takes to folder")
+        if not folder:
+            return []
+        try:
+            written = self.library.export([r.id for r in records], Path(folder))
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return []
+        self.notifier.status(f"Exported {len(written)} take(s) with sidecars to {folder}.")
+        return written
+
+    def export_selected_zip(self, path: str | None = None) -> Path | None:
+        records = self.panel.selected_records()
+        if not records:
+            self.notifier.error("Select takes in the library to export.")
+            return None
+        if not path:
+            path, _ = QFileDialog.getSaveFileName(self.view, "Export zip",
+                                                  str(Path.home() / "sa3-takes.zip"),
+                                                  "Zip archive (*.zip)")
+        if not path:
+            return None
+        try:
+            written = self.library.export_zip([r.id for r in records], Path(path))
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return None
+        self.notifier.status(f"Exported {len(records)} take(s) to {written}.")
+        return written

@@ -1,0 +1,204 @@
+"""The shared services the window hands to its feature controllers.
+
+- `Notifier`: status and error sentences for the status bar.
+- `TakeModel`: the session's takes (with the takes list that shows them), the init take and
+  its inpaint spans.
+- `GpuService`: the one GPU worker, its thread, and whether a batch is running.
+- factories for the generator (worker thread), the sound library and the audio player.
+
+Controllers never import each other or the window: they talk through these and Qt signals.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtWidgets import QListWidget, QListWidgetItem
+
+from app.takes import Take
+from app.worker import Batch, GpuWorker, Job, Task, WorkerHost
+from engines import paths
+from engines.request import GenerationRequest
+
+log = logging.getLogger(__name__)
+
+TAKE_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+def make_generator():
+    """Runs on the GPU worker thread (the Generator owns every engine object)."""
+    from engines.generator import Generator
+    from engines.models.inventory import default_catalog
+
+    return Generator(default_catalog())
+
+
+def open_library():
+    from engines.store.library import ClipLibrary
+
+    return ClipLibrary(paths.library_dir())
+
+
+def make_player():
+    from app.playback import Player
+
+    return Player()
+
+
+class Notifier(QObject):
+    """One sentence at a time for the user; the window shows `shown` in its status bar."""
+
+    shown = Signal(str, int)  # text, timeout in ms (0: until replaced)
+
+    def status(self, text: str, timeout_ms: int = 0) -> None:
+        self.shown.emit(text, timeout_ms)
+
+    def error(self, text: str) -> None:
+        log.info("shown to the user: %s", text)
+        self.status(text)
+
+
+class TakeModel(QObject):
+    """The session's takes, in the order and with the selection of the takes list.
+
+    The list widget is the session's order and current take; `takes` maps take ids to takes.
+    The init take and its spans (seconds) are session state too: `set_init`, `clear_init` and
+    `restore_spans` change them and say so (`initChanged`, `spansRestored`); whoever edits the
+    spans on the waveform writes `spans` directly.
+    """
+
+    initChanged = Signal(object)  # the new init take, or None
+    spansRestored = Signal()  # `spans` was replaced from elsewhere (a library record)
+
+    def __init__(self, takes_list: QListWidget, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.list = takes_list
+        self.takes: dict[int, Take] = {}
+        self.init_take: Take | None = None
+        self.spans: list[tuple[float, float]] = []
+
+    # ------------------------------------------------------------------ takes
+    def add_take(self, take: Take, select: bool = True) -> QListWidgetItem:
+        self.takes[take.take_id] = take
+        item = QListWidgetItem(take.title())
+        item.setData(TAKE_ROLE, take.take_id)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsDragEnabled)
+        item.setToolTip(take.prompt)
+        lst = self.list
+        lst.blockSignals(True)
+        lst.addItem(item)
+        lst.blockSignals(False)
+        if select:
+            lst.setCurrentItem(item)
+        return item
+
+    def take_for(self, item: QListWidgetItem | None) -> Take | None:
+        if item is None:
+            return None
+        return self.takes.get(item.data(TAKE_ROLE))
+
+    def current_take(self) -> Take | None:
+        return self.take_for(self.list.currentItem())
+
+    def item_for(self, take: Take) -> QListWidgetItem | None:
+        lst = self.list
+        for row in range(lst.count()):
+            if lst.item(row).data(TAKE_ROLE) == take.take_id:
+                return lst.item(row)
+        return None
+
+    def select(self, take: Take) -> None:
+        item = self.item_for(take)
+        if item is not None:
+            self.list.setCurrentItem(item)
+
+    def remove_row(self, row: int) -> Take | None:
+        """Drop the take shown in `row` from the session (clearing the init if it was that)."""
+        take = self.take_for(self.list.item(row))
+        self.list.takeItem(row)
+        if take is not None:
+            self.takes.pop(take.take_id, None)
+            if take is self.init_take:
+                self.clear_init()
+        return take
+
+    def for_library_id(self, take_id: int) -> Take | None:
+        return next((t for t in self.takes.values() if t.library_id == take_id), None)
+
+    # ------------------------------------------------------------------ init audio
+    def set_init(self, take: Take) -> None:
+        self.init_take = take
+        self.spans = []
+        self.initChanged.emit(take)
+
+    def clear_init(self) -> None:
+        self.init_take = None
+        self.spans = []
+        self.initChanged.emit(None)
+
+    def restore_spans(self, spans) -> None:
+        self.spans = [tuple(s) for s in spans]
+        self.spansRestored.emit()
+
+    def init_lineage(self) -> tuple[int | None, str | None]:
+        """(library id, original file) of the init take, for the worker's library record."""
+        if self.init_take is None:
+            return None, None
+        source = str(self.init_take.init_path) if self.init_take.init_path is not None else None
+        return self.init_take.library_id, source
+
+
+class GpuService(QObject):
+    """The one GPU worker (on its own thread) and the batch it is running, if any."""
+
+    batchStarted = Signal(int)  # number of takes
+    batchFinished = Signal()
+
+    def __init__(self, make_generator: Callable[[], object], make_library: Callable[[], object],
+                 *, start: bool = True, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        from app.displaydata import for_result
+
+        self.worker = GpuWorker(make_generator, for_result, make_library)
+        self.host = WorkerHost(self.worker, self) if start else None
+        self.batch_id = 0
+        self.running = False
+        self.last_request: GenerationRequest | None = None
+        self.task_counter = 0
+        self.worker.batchDone.connect(self._batch_done)
+
+    def submit(self, requests: list[GenerationRequest], *, replace_id: int | None = None,
+               parent_id: int | None = None, init_source: str | None = None) -> None:
+        self.batch_id += 1
+        jobs = [Job(request=r, index=i, total=len(requests), label=r.prompt,
+                    replace_id=replace_id, parent_id=parent_id, init_source=init_source)
+                for i, r in enumerate(requests)]
+        self.running = True
+        self.last_request = requests[0]
+        self.batchStarted.emit(len(requests))
+        if self.host is None:
+            raise RuntimeError("the GPU worker is not running")
+        self.host.submit(Batch(self.batch_id, jobs))
+
+    def cancel(self) -> bool:
+        """Ask the running batch to stop after its current step; False if none is running."""
+        if self.running and self.host is not None:
+            self.host.cancel()
+            return True
+        return False
+
+    def new_task(self, fn: Callable, label: str) -> Task:
+        self.task_counter += 1
+        return Task(self.task_counter, fn, label)
+
+    def _batch_done(self, batch: int) -> None:
+        if batch == self.batch_id:
+            self.running = False
+            self.batchFinished.emit()
+
+    def stop(self) -> None:
+        if self.host is not None:
+            self.host.stop()
+            self.host = None

@@ -1,0 +1,185 @@
+"""The session's takes and playback: choosing, showing, renaming and removing takes, and
+playing the selected one (Space plays/pauses, L loops, a click on the waveform seeks)."""
+
+from __future__ import annotations
+
+import logging
+
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractSpinBox,
+    QApplication,
+    QLineEdit,
+    QListWidgetItem,
+    QPlainTextEdit,
+)
+
+from app.services import Notifier, TakeModel
+from app.takes import Take
+
+log = logging.getLogger(__name__)
+
+PLAYHEAD_MS = 30
+
+
+class TakesController(QObject):
+    def __init__(self, view, notifier: Notifier, session: TakeModel, player,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self.notifier = notifier
+        self.session = session
+        self.player = player
+        w = view
+        w.takes_list.currentItemChanged.connect(self._take_selected)
+        w.takes_list.itemChanged.connect(self._take_renamed)
+        w.delete_button.clicked.connect(self.delete_current)
+        w.delete_action.triggered.connect(self.delete_current)
+        w.rename_action.triggered.connect(self.rename_current)
+        w.waveform.seekRequested.connect(self.seek)
+        w.play_button.clicked.connect(self.toggle_play)
+        w.loop_check.toggled.connect(self._loop_changed)
+        w.volume_slider.valueChanged.connect(self._volume_changed)
+        self._volume_changed(w.volume_slider.value())
+        w.installEventFilter(self)
+        QApplication.instance().installEventFilter(self)
+        self._update_playback_state()
+        self.timer = QTimer(self)
+        self.timer.setInterval(PLAYHEAD_MS)
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        """Space plays/pauses and L loops, unless the user is typing."""
+        if event.type() == QEvent.Type.KeyPress and event.modifiers() in (
+                Qt.KeyboardModifier.NoModifier,):
+            focus = QApplication.focusWidget()
+            typing = isinstance(focus, QLineEdit | QPlainTextEdit | QAbstractSpinBox)
+            if focus is not None and focus.window() is self.view and not typing:
+                if event.key() == Qt.Key.Key_Space:
+                    self.toggle_play()
+                    return True
+                if event.key() == Qt.Key.Key_L:
+                    self.view.loop_check.toggle()
+                    return True
+        return False
+
+    # ------------------------------------------------------------------ takes
+    def _take_selected(self, current, _previous) -> None:
+        take = self.session.take_for(current)
+        if take is None:
+            self.view.waveform.clear()
+            self.view.spectrogram.clear()
+            self.view.latent_view.clear()
+            return
+        self.show_take(take)
+        if self.player.available:
+            self.player.load(take.pcm, keep_position=True)  # instant A/B while playing
+
+    def show_take(self, take: Take) -> None:
+        w = self.view
+        w.waveform.set_audio(take.pcm, prepared=take.display.get("waveform"))
+        if self.session.init_take is not None and take is self.session.init_take:
+            w.waveform.set_spans(self.session.spans)
+        else:
+            w.waveform.clear_spans()
+        w.spectrogram.set_audio(take.pcm, prepared=take.display.get("spectrogram"))
+        if take.step_latents is not None:
+            w.latent_view.set_latents(take.step_latents)
+        else:
+            w.latent_view.clear()
+
+    def _take_renamed(self, item: QListWidgetItem) -> None:
+        take = self.session.take_for(item)
+        if take is None:
+            return
+        text = item.text()
+        if text != take.title():
+            take.name = text.strip()
+            self.view.takes_list.blockSignals(True)
+            item.setText(take.title())
+            self.view.takes_list.blockSignals(False)
+
+    def rename_current(self) -> None:
+        item = self.view.takes_list.currentItem()
+        if item is not None:
+            self.view.takes_list.editItem(item)
+
+    def delete_current(self) -> None:
+        row = self.view.takes_list.currentRow()
+        if row < 0:
+            return
+        self.session.remove_row(row)
+        self.notifier.status("Take removed from the session (files already exported stay).")
+
+    # ------------------------------------------------------------------ playback
+    def _update_playback_state(self) -> None:
+        ok = self.player.available
+        self.view.play_button.setEnabled(ok)
+        self.view.loop_check.setEnabled(ok)
+        if not ok:
+            reason = self.player.unavailable_reason or "No audio output device was found."
+            self.view.play_button.setToolTip(reason)
+            self.notifier.status(reason)
+
+    def toggle_play(self) -> None:
+        if not self.player.available:
+            self._update_playback_state()
+            return
+        take = self.session.current_take()
+        if take is None:
+            return
+        try:
+            if self.player.duration_seconds == 0:
+                self.player.load(take.pcm, keep_position=False)
+            playing = self.player.toggle()
+        except Exception as exc:  # noqa: BLE001 - the device vanished: one sentence, no crash
+            log.exception("playback failed")
+            self.notifier.error(str(exc))
+            self._update_playback_state()
+            return
+        self.view.play_button.setText("Pause" if playing else "Play")
+
+    def play_from_start(self) -> None:
+        take = self.session.current_take()
+        if take is None or not self.player.available:
+            return
+        try:
+            self.player.load(take.pcm, keep_position=False)
+            self.player.seek(0.0)
+            self.player.play()
+            self.view.play_button.setText("Pause")
+        except Exception as exc:  # noqa: BLE001
+            log.exception("playback failed")
+            self.notifier.error(str(exc))
+            self._update_playback_state()
+
+    def autoplay(self, _take: Take | None = None) -> None:
+        """A new take arrived: play it from the start if Auto-play is on."""
+        if self.view.autoplay_check.isChecked() and self.player.available:
+            self.play_from_start()
+
+    def seek(self, seconds: float) -> None:
+        if self.player.available:
+            self.player.seek(seconds)
+        self.view.waveform.set_playhead(seconds)
+
+    def _loop_changed(self, on: bool) -> None:
+        self.player.loop = on
+
+    def _volume_changed(self, value: int) -> None:
+        self.player.volume = value / 100
+
+    def _tick(self) -> None:
+        if not self.player.available:
+            return
+        position = self.player.position_seconds
+        self.view.waveform.set_playhead(position)
+        self.view.position_label.setText(
+            f"{position:.2f} / {self.player.duration_seconds:.2f} s")
+        if not self.player.playing and self.view.play_button.text() == "Pause":
+            self.view.play_button.setText("Play")
+
+    def shutdown(self) -> None:
+        self.timer.stop()
+        QApplication.instance().removeEventFilter(self)
