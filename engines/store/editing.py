@@ -1,0 +1,76 @@
+"""Changing kept takes: what the user keeps about them (rating, tags, notes, name), and moving
+them to the trash and back."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+from engines.store import schema
+from engines.store.lookup import TakeLookup
+from engines.store.records import LibraryError, TakeRecord, normalize_tags
+
+
+class TakeEditing(TakeLookup):
+    """The editing part of ClipLibrary."""
+
+    def update(self, take_id: int, *, rating: int | None = None, favourite: bool | None = None,
+               tags: Iterable[str] | str | None = None, notes: str | None = None,
+               name: str | None = None) -> TakeRecord:
+        """Change what the user keeps about a take; None leaves a field as it is."""
+        record = self.get(take_id)
+        changes: dict[str, Any] = {}
+        if rating is not None:
+            if isinstance(rating, bool) or not isinstance(rating, (int, np.integer)) \
+                    or not 0 <= int(rating) <= 5:
+                raise LibraryError(f"Rating {rating!r} is out of range; give 0 to 5 stars.")
+            changes["rating"] = int(rating)
+        if favourite is not None:
+            changes["favourite"] = int(bool(favourite))
+        new_tags = record.tags if tags is None else normalize_tags(tags)
+        if tags is not None:
+            changes["tags"] = json.dumps(new_tags)
+        for key, value in (("notes", notes), ("name", name)):
+            if value is not None:
+                if not isinstance(value, str):
+                    raise LibraryError(f"The {key} must be text, not {type(value).__name__}.")
+                changes[key] = value.strip() if key == "notes" else " ".join(value.split())
+        if not changes:
+            return record
+        text = schema.search_text(record.prompt, changes.get("name", record.name), new_tags,
+                                  changes.get("notes", record.notes), record.init_source)
+        changes["search_text"] = text
+        assignments = ", ".join(f"{key} = ?" for key in changes)
+        with self._write():
+            self._conn.execute(f"UPDATE takes SET {assignments} WHERE id = ?",
+                               (*changes.values(), take_id))
+            if self._use_fts:
+                self._conn.execute(f"UPDATE {schema.FTS_TABLE} SET search_text = ? "
+                                   "WHERE rowid = ?", (text, take_id))
+        return self.get(take_id)
+
+    def delete(self, take_id: int) -> None:
+        """Move the take's audio into trash/ and hide it from searches; `restore` undoes it."""
+        self._set_deleted(take_id, True)
+
+    def restore(self, take_id: int) -> None:
+        """Undo `delete`: the audio goes back to audio/ and the take shows again."""
+        self._set_deleted(take_id, False)
+
+    def _set_deleted(self, take_id: int, deleted: bool) -> None:
+        record = self.get(take_id)
+        if record.deleted == deleted:
+            return
+        source = record.audio_path
+        target = (self.trash_dir if deleted else self.audio_dir) / source.name
+        relative = source.parent in (self.audio_dir, self.trash_dir)
+        with self._write() as undo:
+            self._conn.execute("UPDATE takes SET deleted = ? WHERE id = ?",
+                               (int(deleted), take_id))
+            if relative and source.is_file():
+                os.replace(source, target)  # inside the transaction: see ClipLibrary._reconcile
+                undo.append(lambda: os.replace(target, source))

@@ -1,0 +1,112 @@
+"""Finding takes in the library: by id, by search, by lineage, or from a copy of their audio."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import soundfile as sf
+
+from engines.store import wavmeta
+from engines.store.database import LibraryConnection
+from engines.store.files import content_sha256
+from engines.store.query import SORT_KEYS, where_clause
+from engines.store.records import LibraryError, TakeRecord, record_from_row
+
+
+class TakeLookup(LibraryConnection):
+    """The finding part of ClipLibrary."""
+
+    def _record(self, row: sqlite3.Row) -> TakeRecord:
+        return record_from_row(row, self.audio_dir, self.trash_dir)
+
+    def get(self, take_id: int) -> TakeRecord:
+        row = self._conn.execute("SELECT * FROM takes WHERE id = ?", (int(take_id),)).fetchone()
+        if row is None:
+            raise LibraryError(f"There is no take #{take_id} in the library; list the library "
+                               "to see which ids exist.")
+        return self._record(row)
+
+    def search(self, text: str = "", *, model: str | None = None,
+               favourite: bool | None = None, min_rating: int = 0, since: Any = None,
+               until: Any = None, sort: str = "created", descending: bool = True,
+               limit: int | None = 200, offset: int = 0,
+               include_deleted: bool = False) -> list[TakeRecord]:
+        """Takes whose prompt, name, tags, notes or init file name contain every word of `text`
+        (any case), filtered and sorted. `since` is inclusive; `until` too, and a bare date as
+        `until` includes that whole day (times without a zone are UTC)."""
+        if sort not in SORT_KEYS:
+            raise LibraryError(f"Cannot sort the library by '{sort}'; choose one of "
+                               f"{', '.join(SORT_KEYS)}.")
+        where, params = where_clause(text, use_fts=self._use_fts, model=model,
+                                     favourite=favourite, min_rating=min_rating, since=since,
+                                     until=until, include_deleted=include_deleted)
+        direction = "DESC" if descending else "ASC"
+        sql = (f"SELECT * FROM takes t{where} ORDER BY {SORT_KEYS[sort]} {direction}, "
+               f"t.id {direction}")
+        if limit is not None:
+            sql += " LIMIT ? OFFSET ?"
+            params += [max(int(limit), 0), max(int(offset), 0)]
+        return [self._record(row) for row in self._conn.execute(sql, params)]
+
+    def count(self, text: str = "", *, model: str | None = None, favourite: bool | None = None,
+              min_rating: int = 0, since: Any = None, until: Any = None,
+              include_deleted: bool = False, **_ignored: Any) -> int:
+        """How many takes `search` would find without a limit (sort arguments are ignored)."""
+        where, params = where_clause(text, use_fts=self._use_fts, model=model,
+                                     favourite=favourite, min_rating=min_rating, since=since,
+                                     until=until, include_deleted=include_deleted)
+        return self._conn.execute(f"SELECT count(*) FROM takes t{where}", params).fetchone()[0]
+
+    def models(self) -> list[str]:
+        """The model keys of the takes kept, for a filter list."""
+        rows = self._conn.execute("SELECT DISTINCT model FROM takes WHERE deleted = 0 "
+                                  "ORDER BY model")
+        return [row[0] for row in rows]
+
+    def lineage(self, take_id: int) -> list[TakeRecord]:
+        """The take, its parent, the parent's parent, ... (the init audio each was made from)."""
+        chain: list[TakeRecord] = []
+        seen: set[int] = set()
+        next_id: int | None = take_id
+        while next_id is not None and next_id not in seen:
+            seen.add(next_id)
+            try:
+                record = self.get(next_id)
+            except LibraryError:
+                if not chain:
+                    raise
+                break
+            chain.append(record)
+            next_id = record.parent_id
+        return chain
+
+    def identify(self, path: str | os.PathLike[str]) -> TakeRecord | None:
+        """The take an audio file found anywhere is a copy of: by its samples, else by the note
+        embedded in it (when that note agrees with the take it names). None if neither."""
+        file = Path(path)
+        try:
+            with sf.SoundFile(str(file)) as handle:
+                dtype = "int16" if handle.subtype == "PCM_16" else "float32"
+                audio = handle.read(dtype=dtype, always_2d=True) if handle.subtype in (
+                    "PCM_16", "FLOAT") else None
+        except (sf.SoundFileError, RuntimeError, ValueError, OSError):
+            return None
+        if audio is not None:
+            row = self._conn.execute(
+                "SELECT * FROM takes WHERE content_sha256 = ? ORDER BY deleted, id LIMIT 1",
+                (content_sha256(audio),)).fetchone()
+            if row is not None:
+                return self._record(row)
+        note = wavmeta.read_metadata(file)
+        if note is None or not isinstance(note.get("library_id"), int):
+            return None
+        try:
+            record = self.get(note["library_id"])
+        except LibraryError:
+            return None
+        same = record.seed == note.get("seed") and record.prompt.startswith(
+            str(note.get("prompt", "")))
+        return record if same else None

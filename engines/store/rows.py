@@ -1,0 +1,98 @@
+"""What the library records about a take: its row in the takes table, and the note embedded in
+its audio file (so that a take can be rebuilt from the file alone; see repair.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from engines.constants import SAMPLE_RATE
+from engines.store import schema
+from engines.store.files import as_stereo, content_sha256
+from engines.store.records import IMPORTED, TakeRecord
+
+if TYPE_CHECKING:
+    from engines.backends.base import GenerationResult
+
+# The row's settings the embedded note repeats (besides library_id, and inpaint_spans if any).
+_NOTE_KEYS = ("created", "prompt", "negative_prompt", "seed", "model", "decoder", "precision",
+              "steps", "cfg", "apg", "seconds", "mode", "init_noise_level", "limiter_ceiling",
+              "backend", "parent_id")
+
+
+def result_pcm16(result: GenerationResult) -> np.ndarray:
+    """A generated take's audio as the library keeps it: int16 (N, 2)."""
+    pcm = as_stereo(result.pcm, "The take's audio")
+    if pcm.dtype != np.int16:
+        from engines.audio_io import pcm16_from_float
+
+        pcm = pcm16_from_float(pcm)
+    return pcm
+
+
+def result_row(result: GenerationResult, pcm: np.ndarray, engine_files: list[dict], *,
+               created: str, parent_id: int | None, name: str,
+               init_source: str | None) -> dict:
+    """The row (without id and audio file) of a generated take whose audio is `pcm`."""
+    req = result.request
+    name = " ".join(str(name).split())
+    init_source = str(init_source) if init_source else None
+    return {
+        "created": created, "name": name, "prompt": req.prompt,
+        "negative_prompt": req.negative_prompt, "model": req.model,
+        "decoder": req.decoder, "precision": req.precision, "seconds": float(req.seconds),
+        "steps": int(req.steps), "seed": int(result.seed),
+        "seed_was_random": int(bool(req.seed_was_random)), "cfg": float(req.cfg),
+        "apg": float(req.apg), "init_noise_level": req.init_noise_level,
+        "inpaint_spans": json.dumps([list(span) for span in req.inpaint_spans]),
+        "limiter_ceiling": float(req.limiter_ceiling), "mode": req.mode,
+        "backend": result.backend, "requested_backend": req.backend,
+        "decoder_tier": getattr(result.files, "decoder_tier", "") or "",
+        "timings_ms": json.dumps({k: round(float(v), 3)
+                                  for k, v in result.timings_ms.items()}),
+        "engine_files": json.dumps(engine_files),
+        "warnings": json.dumps([str(w) for w in result.warnings]),
+        "content_sha256": content_sha256(pcm), "parent_id": parent_id,
+        "init_source": init_source, "sample_rate": int(result.sample_rate),
+        "samples": int(pcm.shape[0]),
+        "search_text": schema.search_text(req.prompt, name, [], "", init_source),
+    }
+
+
+def imported_row(audio: np.ndarray, digest: str, source: str, name: str, *, created: str,
+                 parent_id: int | None) -> dict:
+    """The row (without id and audio file) of the user's own audio, kept as it came."""
+    source = str(source)
+    name = " ".join(str(name).split()) or Path(source).name
+    return {
+        "created": created, "name": name, "prompt": "", "model": IMPORTED, "mode": IMPORTED,
+        "seconds": audio.shape[0] / SAMPLE_RATE, "steps": 0, "seed": 0, "cfg": 0.0,
+        "apg": 0.0, "limiter_ceiling": 0.0, "backend": "", "requested_backend": "",
+        "content_sha256": digest, "init_source": source, "sample_rate": SAMPLE_RATE,
+        "samples": int(audio.shape[0]), "parent_id": parent_id,
+        "search_text": schema.search_text("", name, [], "", source),
+    }
+
+
+def note_for_row(row: dict, take_id: int) -> dict:
+    """The note embedded in a new take's audio file."""
+    note = {**{k: row.get(k) for k in _NOTE_KEYS}, "library_id": take_id}
+    if row.get("inpaint_spans", "[]") != "[]":
+        note["inpaint_spans"] = json.loads(row["inpaint_spans"])
+    return note
+
+
+def note_for_regenerated(take_id: int, record: TakeRecord, backend: str) -> dict:
+    """The note embedded in the new audio file of a regenerated take (same row, new file)."""
+    return {"library_id": take_id, "created": record.created, "prompt": record.prompt,
+            "negative_prompt": record.negative_prompt, "seed": record.seed,
+            "model": record.model, "decoder": record.decoder,
+            "precision": record.precision, "steps": record.steps, "cfg": record.cfg,
+            "apg": record.apg, "seconds": record.seconds, "mode": record.mode,
+            "init_noise_level": record.init_noise_level,
+            "limiter_ceiling": record.limiter_ceiling, "backend": backend,
+            "parent_id": record.parent_id,
+            "inpaint_spans": [list(s) for s in record.inpaint_spans] or None}
