@@ -8,7 +8,6 @@ TensorRT an engine needs from its file header. No GPU or no TensorRT is a normal
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,10 +15,10 @@ from pathlib import Path
 from engines.backends.tensorrt import version as trt_version
 from engines.catalog import DECODERS, MODEL_SETS, Catalog
 from engines.gpu import GpuInfo, probe_gpu, tensorrt_version
+from engines.settings import read_settings, update_settings
 
 log = logging.getLogger(__name__)
 
-SETTINGS_FILE = "settings.json"
 PRECISION_TIERS = ("fp16", "fp32", "fp8")
 
 
@@ -228,29 +227,16 @@ def _sets_using(folders: list[str]) -> list[str]:
             if model_set.subdir in subdirs or DECODERS[model_set.default_decoder].subdir in subdirs]
 
 
-def settings_path(data_dir: Path) -> Path:
-    return data_dir / SETTINGS_FILE
-
-
 def load_extra_roots(data_dir: Path) -> list[Path]:
     """Extra model folders the user added (e.g. an official install's models dir)."""
-    try:
-        data = json.loads(settings_path(data_dir).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    folders = read_settings(data_dir).get("extra_model_dirs", [])
+    if not isinstance(folders, list):
         return []
-    return [Path(p) for p in data.get("extra_model_dirs", []) if isinstance(p, str)]
+    return [Path(p) for p in folders if isinstance(p, str) and p]
 
 
 def save_extra_roots(data_dir: Path, roots: list[Path]) -> None:
-    path = settings_path(data_dir)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        data = {}
-    data["extra_model_dirs"] = [str(Path(r)) for r in dict.fromkeys(roots)]
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(path)
+    update_settings(data_dir, {"extra_model_dirs": [str(Path(r)) for r in dict.fromkeys(roots)]})
 
 
 def default_catalog(models_dir: Path | None = None) -> Catalog:
