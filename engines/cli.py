@@ -12,8 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import secrets
-import sys
+import shutil
 from pathlib import Path
 
 from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
@@ -24,9 +23,10 @@ from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
     UsageError,
     parser_class,
     run_command,
+    warn,
 )
-from engines.errors import StudioError
-from engines.provenance import build_sidecar, sidecar_path, write_json_atomic
+from engines.failures import path_text, printable, reason, sentence, shown
+from engines.provenance import build_sidecar, sidecar_path
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init-audio", type=Path, help="audio file for audio-to-audio or inpainting")
     p.add_argument("--init-noise-level", type=float,
                    help="audio-to-audio strength 0.01..1 (default 0.6)")
-    p.add_argument("--inpaint", nargs="+", metavar="START:END", default=[],
+    p.add_argument("--inpaint", nargs="+", action="extend", metavar="START:END", default=[],
                    help="regenerate these spans (seconds) of the init audio")
     p.add_argument("--limiter-ceiling", type=float, default=None,
                    help="decoder limiter ceiling (default 0.977; > 1 relaxes it)")
@@ -82,6 +82,8 @@ def summary_line(result, out: Path) -> str:
 
 
 def _check_output(out: Path | None, fmt: str | None) -> str:
+    """The format for `out`, after making sure the file and its sidecar can be written there,
+    so a refusal comes before the render, not after it."""
     from engines.audio_io import AudioFileError, format_for_path
 
     if out is None:
@@ -91,12 +93,41 @@ def _check_output(out: Path | None, fmt: str | None) -> str:
     except AudioFileError as exc:
         raise UsageError(str(exc)) from exc
     if fmt and chosen != fmt:
-        raise UsageError(f"--format {fmt} does not match the file name '{out.name}'; use a "
-                         f"matching suffix.")
+        raise UsageError(f"--format {fmt} does not match the file name "
+                         f"{shown(out.name)}; use a matching suffix.")
     if not out.parent.is_dir():
-        raise UsageError(f"The folder '{out.parent}' does not exist; create it or choose "
+        raise UsageError(f"The folder {shown(out.parent)} does not exist; create it or choose "
                          f"another --out.")
+    for target in (out, sidecar_path(out)):
+        if target.is_dir():
+            raise UsageError(f"Could not write {shown(target)}: a folder with that name is in "
+                             "the way, so nothing was written; choose another --out.")
+    _probe_writable(out)
     return chosen
+
+
+def _probe_writable(out: Path) -> None:
+    """Create (and remove) a temporary beside `out`: a read-only or protected folder, or a
+    name too long for the file system, is refused now rather than after the render. Also
+    removes temporaries a killed earlier run left for this target."""
+    from engines.audio_io.atomic import (
+        NAME_MAX_BYTES,
+        create_temp_beside,
+        remove_quietly,
+        remove_stale_temps,
+    )
+
+    if len(os.fsencode(out.name)) > NAME_MAX_BYTES:
+        raise UsageError(f"The name {shown(out.name)} is longer than the file system allows "
+                         f"({NAME_MAX_BYTES} bytes); choose a shorter --out.")
+    for target in (out, sidecar_path(out)):
+        remove_stale_temps(target)
+        try:
+            probe = create_temp_beside(target, target.suffix)
+        except OSError as exc:
+            raise UsageError(sentence(f"Could not write {shown(target)}", exc,
+                                      "choose another --out")) from exc
+        remove_quietly(probe)
 
 
 def _catalog(models_dir: Path | None):
@@ -111,20 +142,24 @@ def _catalog(models_dir: Path | None):
 def run_generate(args: argparse.Namespace) -> int:
     from engines.constants import DEFAULT_LIMITER_CEILING
     from engines.generator import Generator
+    from engines.provenance import init_entry
     from engines.request import GenerationRequest, parse_span
 
     catalog = _catalog(args.models_dir)
     if args.list_models:
-        print(catalog.format_table())
+        print(printable(catalog.format_table()))
         return EXIT_OK
     if args.prompt is None:
         raise UsageError("--prompt is required; describe the sound, e.g. --prompt \"coin "
                          "pickup, bright\".")
     fmt = _check_output(args.out, args.format)
+    # Taken before anything is written: --out may be the init file itself.
+    init = init_entry(args.init_audio) if args.init_audio is not None else None
     request = GenerationRequest(
-        prompt=args.prompt, negative_prompt=args.negative_prompt, model=args.model,
-        decoder=args.decoder, precision=args.precision, seconds=args.seconds, steps=args.steps,
-        seed=args.seed, cfg=args.cfg, apg=args.apg, init_audio=args.init_audio,
+        prompt=_argument_text(args.prompt, "--prompt"),
+        negative_prompt=_argument_text(args.negative_prompt, "--negative-prompt"),
+        model=args.model, decoder=args.decoder, precision=args.precision, seconds=args.seconds,
+        steps=args.steps, seed=args.seed, cfg=args.cfg, apg=args.apg, init_audio=args.init_audio,
         init_noise_level=args.init_noise_level,
         inpaint_spans=[parse_span(s) for s in args.inpaint],
         limiter_ceiling=(DEFAULT_LIMITER_CEILING if args.limiter_ceiling is None
@@ -137,79 +172,134 @@ def run_generate(args: argparse.Namespace) -> int:
     finally:
         generator.close()
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        warn(warning)
     out: Path = args.out
     record = None if args.no_library else _keep_in_library(result, args.init_audio)
-    _deliver(out, fmt, result, record, args.init_audio)
-    print(summary_line(result, out))
+    _deliver(out, fmt, result, record, init)
+    print(printable(summary_line(result, out)))
     return EXIT_OK
 
 
-def _deliver(out: Path, fmt: str, result, record, init_audio: Path | None) -> None:
+def _argument_text(value: str, flag: str) -> str:
+    """Text from the command line, which may hold bytes that are not UTF-8 (the OS hands them
+    over as surrogate escapes): those become U+FFFD, with a warning, so the tokenizer and the
+    library only ever see valid text."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        fixed = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        warn(f"{flag} held bytes that are not UTF-8 text; they were replaced with \ufffd.")
+        return fixed
+
+
+def _deliver(out: Path, fmt: str, result, record, init: dict | None) -> None:
     """Write the audio and its sidecar to hidden temporaries beside `out` and move them into
     place only when both are complete: a failure leaves the user's existing files as they were
     (never an old sidecar deleted, never audio without its provenance)."""
-    token = secrets.token_hex(4)
-    json_target = sidecar_path(out)
-    audio_temp = out.with_name(f".{out.stem}.{token}.partial{out.suffix}")
-    json_temp = json_target.with_name(f".{json_target.stem}.{token}.partial.json")
-    from engines.audio_io import write_audio
+    from engines.audio_io.atomic import release, remove_quietly
+    from engines.audio_io.writing import write_audio_temp
+    from engines.errors import AudioFileError
+    from engines.provenance import write_json_temp
 
+    json_target = sidecar_path(out)
+    temps: list[Path] = []
     writing = out  # what a failure is reported as: the user's name, never a temporary one
     try:
         if record is not None and fmt == "wav16" and not record.missing:
-            from engines.store.library import copy_atomic
-
-            copy_atomic(record.audio_path, audio_temp)  # the same samples, plus the note
+            temps.append(_copy_temp(record.audio_path, out))  # same samples, plus the note
         else:
-            write_audio(audio_temp, result.pcm, fmt)
+            temps.append(write_audio_temp(out, result.pcm, fmt))
         writing = json_target
-        sidecar = build_sidecar(result, out, fmt, init_audio)
+        sidecar = build_sidecar(result, out, fmt, init)
         sidecar["library_id"] = record.id if record is not None else None
-        write_json_atomic(json_temp, sidecar)
-        os.replace(json_temp, json_target)  # the sidecar first: it is the likelier to fail
+        temps.append(write_json_temp(json_target, sidecar))
+        os.replace(temps[1], json_target)  # the sidecar first: it is the likelier to fail
         writing = out
-        os.replace(audio_temp, out)
+        os.replace(temps[0], out)
+    except AudioFileError as exc:
+        raise UsageError(str(exc)) from exc
     except OSError as exc:
-        raise UsageError(
-            f"Could not write '{writing}' ({exc.strerror or exc}), so no file was changed; "
-            "choose another --out or make room there.") from exc
+        raise UsageError(sentence(f"Could not write {shown(writing)}", exc,
+                                  "nothing was changed; choose another --out or make room "
+                                  "there")) from exc
     finally:
-        audio_temp.unlink(missing_ok=True)
-        json_temp.unlink(missing_ok=True)
+        for temp in temps:
+            remove_quietly(temp)  # a no-op for one already moved into place
+            release(temp)
+
+
+def _copy_temp(source: Path, target: Path) -> Path:
+    from engines.audio_io.atomic import create_temp_beside, fsync_file, remove_quietly
+
+    temp = create_temp_beside(target, target.suffix)
+    try:
+        shutil.copyfile(source, temp)
+        fsync_file(temp)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+    return temp
 
 
 def _keep_in_library(result, init_audio: Path | None):
-    """Record the take (and its init file, as an imported take) in the library; the library
-    failing never costs the user the file they asked for, so that is a warning."""
+    """Record the take (and its init file, as an imported take) in the library. The library
+    failing never costs the user the file they asked for: whatever goes wrong here is one
+    warning, and the take is still written to --out."""
     from engines.paths import library_dir
     from engines.store.library import ClipLibrary
 
     try:
         library = ClipLibrary(library_dir())
-    except (StudioError, OSError) as exc:
-        log.warning("library unavailable", exc_info=True)
-        print(f"warning: the take was not kept in the library: {exc}", file=sys.stderr)
-        return None
+    except Exception as exc:  # never lose the take: see the docstring
+        return _not_kept(result, exc)
     try:
         if library.notice:
-            print(f"warning: {library.notice}", file=sys.stderr)
+            warn(library.notice)
         parent_id = None
+        source = path_text(Path(init_audio).resolve()) if init_audio is not None else None
         if init_audio is not None:
             from engines.audio_io import read_audio
 
             origin = library.identify(init_audio)  # a take exported earlier, if it is one
             parent_id = library.add_imported(
-                read_audio(init_audio), str(Path(init_audio).resolve()),
+                read_audio(init_audio), source,
                 parent_id=origin.id if origin is not None else None).id
-        source = str(Path(init_audio).resolve()) if init_audio is not None else None
         return library.add(result, parent_id=parent_id, init_source=source)
-    except (StudioError, OSError) as exc:
-        log.warning("could not keep the take in the library", exc_info=True)
-        print(f"warning: the take was not kept in the library: {exc}", file=sys.stderr)
-        return None
+    except Exception as exc:  # never lose the take: see the docstring
+        return _not_kept(result, exc)
     finally:
-        library.close()
+        try:
+            library.close()
+        except Exception:
+            log.warning("could not close the library", exc_info=True)
+
+
+def _not_kept(result, exc: BaseException) -> None:
+    log.warning("could not keep the take in the library", exc_info=True)
+    need = result.pcm.shape[0] * 4 + (1 << 16)  # 16-bit stereo, plus the note
+    happened, todo = reason(exc)
+    warn(f"The take was not kept in the library ({happened}; it needs about "
+         f"{need / 1e6:.1f} MB there); it is still written to --out, and {todo}.")
+    return None
+
+
+def _span_arguments(argv: list[str]) -> list[str]:
+    """argparse reads `--inpaint -1:1` as a flag, not a value; hand such spans over as
+    `--inpaint=-1:1` so the span rule itself can refuse them in its own words."""
+    out: list[str] = []
+    in_spans = False
+    for word in argv:
+        if word == "--inpaint":
+            in_spans = True
+            out.append(word)
+            continue
+        if in_spans and word.startswith("-") and ":" in word and not word.startswith("--"):
+            out.append(f"--inpaint={word}")
+            continue
+        in_spans = in_spans and not word.startswith("-")
+        out.append(word)
+    return out
 
 
 def main(argv: list[str]) -> int:
@@ -217,4 +307,5 @@ def main(argv: list[str]) -> int:
     args_list = list(argv)
     if args_list[:1] == ["generate"]:
         args_list = args_list[1:]
+    args_list = _span_arguments(args_list)
     return run_command("generate", lambda: run_generate(build_parser().parse_args(args_list)))

@@ -34,33 +34,77 @@ def parser_class(help_command: str) -> type[argparse.ArgumentParser]:
 
 def run_command(name: str, body: Callable[[], int]) -> int:
     """Run `body` with the log file set up; map every failure to one line and an exit code.
-    Tracebacks go only to the log file."""
+    Tracebacks go only to the log file, and nothing in here can raise."""
     from engines.paths import setup_logging
 
+    _tolerant_streams()
     setup_logging(f"sa3-studio.{name}", console_level=logging.CRITICAL)
     try:
-        return body()
+        code = body()
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        code = _say("error", exc, EXIT_BAD_INPUT)
     except CancelledError as exc:
-        print(f"cancelled: {exc}", file=sys.stderr)
-        return EXIT_CANCELLED
+        code = _say("cancelled", exc, EXIT_CANCELLED)
     except KeyboardInterrupt:
-        print("cancelled: interrupted; nothing incomplete was kept.", file=sys.stderr)
-        return EXIT_CANCELLED
+        code = _say("cancelled", "interrupted; nothing incomplete was kept.", EXIT_CANCELLED)
     except BackendError as exc:
         log.info("%s failed: %s", name, exc, exc_info=True)
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_FAILED
+        code = _say("error", exc, EXIT_FAILED)
     except StudioError as exc:
         log.info("%s refused: %s", name, exc, exc_info=True)
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        code = _say("error", exc, EXIT_BAD_INPUT)
     except Exception as exc:  # a bug: one line for the user, the traceback to the log file
         log.info("%s failed unexpectedly", name, exc_info=True)
-        from engines.paths import logs_dir
+        code = _say("error", _unexpected(name, exc), EXIT_FAILED)
+    _print_notices()
+    return code
 
-        print(f"error: the {name} command failed unexpectedly ({type(exc).__name__}: {exc}); "
-              f"details are in {logs_dir()}.", file=sys.stderr)
-        return EXIT_FAILED
+
+def warn(message: object) -> None:
+    """One `warning: ...` line on stderr, printable whatever the message holds."""
+    _print_line("warning", message)
+
+
+def _say(kind: str, message: object, code: int) -> int:
+    _print_line(kind, message)
+    return code
+
+
+def _print_line(kind: str, message: object) -> None:
+    from engines.failures import printable
+
+    try:
+        print(f"{kind}: {printable(message)}", file=sys.stderr)
+    except Exception:  # a closed or broken stderr: nothing left to tell the user through
+        pass
+
+
+def _unexpected(name: str, exc: BaseException) -> str:
+    from engines.failures import reason
+    from engines.paths import log_file
+
+    happened, _ = reason(exc)
+    where = log_file()
+    details = f"details are in {where}" if where is not None else "run it again to retry"
+    return f"the {name} command failed unexpectedly ({happened}); {details}."
+
+
+def _print_notices() -> None:
+    """Sentences other parts queued for the user (a damaged settings file set aside, ...)."""
+    try:
+        from engines.settings import take_notices
+
+        for notice in take_notices():
+            warn(notice)
+    except Exception:
+        log.warning("could not print notices", exc_info=True)
+
+
+def _tolerant_streams() -> None:
+    """Arguments and file names may hold bytes that are not UTF-8 (surrogate escapes); print
+    them as \\xff rather than fail with UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass

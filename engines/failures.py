@@ -192,6 +192,16 @@ def printable(text: object) -> str:
     return value
 
 
+def path_text(path: str | os.PathLike[str]) -> str:
+    """A path as text any UTF-8 writer (JSON, SQLite, a log) accepts: bytes that are not UTF-8
+    become \\xff; everything else is kept as it is."""
+    try:
+        return os.fsdecode(path).encode("utf-8", "surrogateescape").decode("utf-8",
+                                                                          "backslashreplace")
+    except (UnicodeError, TypeError, ValueError):
+        return printable(path)
+
+
 def shown(path: str | os.PathLike[str]) -> str:
     """A path quoted for a message: printable and in single quotes."""
     return f"'{printable(Path(path))}'"

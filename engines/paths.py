@@ -14,6 +14,8 @@ from pathlib import Path
 
 import platformdirs
 
+from engines.errors import StudioError
+
 HOME_ENV = "SA3_STUDIO_HOME"
 APP_NAME = "SA3 Studio"
 LOG_FILE_NAME = "sa3-studio.log"
@@ -23,21 +25,44 @@ LOG_FILE_BACKUPS = 3
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
-def data_dir() -> Path:
-    """The root data folder, created if missing."""
+class DataFolderError(StudioError):
+    """The data folder (or one of its subfolders) cannot be created or used."""
+
+
+def data_root() -> Path:
+    """Where the data folder is meant to be; nothing is created."""
     override = os.environ.get(HOME_ENV)
     if override:
-        root = Path(override).expanduser()
-    else:
-        root = Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+        return Path(override).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def _make_folder(path: Path) -> Path:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise DataFolderError(_folder_sentence(path, err)) from err
+    if not path.is_dir():  # exist_ok hides a file of that name on some systems
+        raise DataFolderError(_folder_sentence(path, FileExistsError(17, "File exists")))
+    return path
+
+
+def _folder_sentence(path: Path, err: OSError) -> str:
+    from engines.failures import os_reason, printable
+
+    happened, _ = os_reason(err)
+    return (f"SA3 Studio cannot use its data folder {printable(path)} ({happened}); set "
+            f"{HOME_ENV} to a folder you can write to, or fix that one.")
+
+
+def data_dir() -> Path:
+    """The root data folder, created if missing; DataFolderError (one sentence naming the
+    folder and SA3_STUDIO_HOME) when it cannot be."""
+    return _make_folder(data_root())
 
 
 def _subdir(name: str) -> Path:
-    path = data_dir() / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return _make_folder(data_dir() / name)
 
 
 def models_dir() -> Path:
@@ -100,15 +125,18 @@ def setup_logging(name: str, console_level: int = logging.WARNING) -> logging.Lo
     console.setFormatter(_NoTracebackFormatter("%(levelname)s: %(message)s"))
     _installed.append(console)
 
-    file_error: OSError | None = None
+    file_error: OSError | DataFolderError | None = None
     try:
+        # backslashreplace: a path with bytes that are not UTF-8 (a surrogate escape in a str)
+        # must reach the log as \xff, not end in "--- Logging error ---".
         file_handler = logging.handlers.RotatingFileHandler(
             logs_dir() / LOG_FILE_NAME,
             maxBytes=LOG_FILE_BYTES,
             backupCount=LOG_FILE_BACKUPS,
             encoding="utf-8",
+            errors="backslashreplace",
         )
-    except OSError as err:
+    except (OSError, DataFolderError) as err:
         file_error = err
     else:
         file_handler.setLevel(logging.INFO)
@@ -123,6 +151,8 @@ def setup_logging(name: str, console_level: int = logging.WARNING) -> logging.Lo
         root.setLevel(logging.INFO)
 
     logger = logging.getLogger(name)
+    global _log_file
+    _log_file = None if file_error is not None else logs_dir_path() / LOG_FILE_NAME
     if file_error is not None:
         logger.warning(
             "Cannot write the log file (%s); messages go to the terminal only. "
@@ -131,3 +161,19 @@ def setup_logging(name: str, console_level: int = logging.WARNING) -> logging.Lo
             HOME_ENV,
         )
     return logger
+
+
+_log_file: Path | None = None
+
+
+def logs_dir_path() -> Path:
+    """Where log files go, without creating anything (safe inside error handlers)."""
+    try:
+        return data_root() / "logs"
+    except Exception:  # platformdirs on a broken environment: an error handler must not raise
+        return Path("logs")
+
+
+def log_file() -> Path | None:
+    """The log file in use, or None when logs go only to the terminal."""
+    return _log_file

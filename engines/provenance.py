@@ -6,8 +6,11 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from engines.failures import path_text
+
+_HASH_CHUNK = 1 << 20
 
 
 def sidecar_path(out: Path) -> Path:
@@ -22,10 +25,13 @@ def _file_entry(role: str, path: Path | None) -> dict | None:
         size = path.stat().st_size
     except OSError:
         size = None
-    return {"role": role, "path": str(path), "size": size}
+    return {"role": role, "path": path_text(path), "size": size}
 
 
-def build_sidecar(result, out: Path, fmt: str, init_audio: Path | str | None = None) -> dict:
+def build_sidecar(result, out: Path, fmt: str,
+                  init_audio: Path | str | dict | None = None) -> dict:
+    """Every parameter of a take. `init_audio`: the init file, or its `init_entry` taken
+    earlier (before the output could have replaced it)."""
     from engines.catalog import get_model_set
 
     req = result.request
@@ -36,15 +42,16 @@ def build_sidecar(result, out: Path, fmt: str, init_audio: Path | str | None = N
     if req.mode != "t2a":
         entries.append(_file_entry("encoder", files.encoder))
     init = None
-    if init_audio is not None and Path(init_audio).is_file():
-        init_audio = Path(init_audio)
-        digest = hashlib.sha256(init_audio.read_bytes()).hexdigest()
-        init = {"path": str(init_audio.resolve()), "sha256": digest}
+    if isinstance(init_audio, dict):
+        init = init_audio
+    elif init_audio is not None and Path(init_audio).is_file():
+        init = init_entry(Path(init_audio))
     return {
         "app": "SA3 Studio",
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "output": {"path": str(out.resolve()), "format": fmt, "sample_rate": result.sample_rate,
-                   "samples": int(result.pcm.shape[0]), "channels": 2,
+        "output": {"path": path_text(out.resolve()), "format": fmt,
+                   "sample_rate": result.sample_rate, "samples": int(result.pcm.shape[0]),
+                   "channels": 2,
                    "seconds": round(result.seconds, 6)},
         "request": {
             "prompt": req.prompt, "negative_prompt": req.negative_prompt, "model": req.model,
@@ -64,15 +71,48 @@ def build_sidecar(result, out: Path, fmt: str, init_audio: Path | str | None = N
     }
 
 
-def write_json_atomic(path: Path, payload: dict) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".partial.json", dir=path.parent)
+def init_entry(path: Path) -> dict | None:
+    """The init file as the sidecar records it: where it was and its SHA-256 (read in chunks:
+    init files can be long). Taken before anything is written, so an output that replaces its
+    own init file still records the input's hash. None when it cannot be read."""
+    digest = hashlib.sha256()
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(_HASH_CHUNK):
+                digest.update(chunk)
+        where = path.resolve()
+    except OSError:
+        return None
+    return {"path": path_text(where), "sha256": digest.hexdigest()}
+
+
+def write_json_temp(path: Path, payload: dict) -> Path:
+    """`payload` as JSON in a complete, synced temporary file beside `path`, created with the
+    permissions the umask gives (like the audio beside it). The caller moves it into place with
+    os.replace (then `atomic.release`), or removes it with `atomic.remove_quietly`."""
+    from engines.audio_io.atomic import create_temp_beside, fsync_file, remove_quietly
+
+    temp = create_temp_beside(path, ".json")
+    try:
+        with open(temp, "w", encoding="utf-8") as handle:
             json.dump(payload, handle, indent=2, ensure_ascii=False)
             handle.write("\n")
-        os.replace(tmp, path)
+        fsync_file(temp)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        remove_quietly(temp)
         raise
+    return temp
+
+
+def write_json_atomic(path: Path, payload: dict) -> None:
+    from engines.audio_io.atomic import release, remove_quietly
+
+    temp = write_json_temp(path, payload)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        remove_quietly(temp)
+        raise
+    release(temp)
 
 

@@ -527,7 +527,7 @@ def test_failed_write_leaves_target_and_no_temp_file(
     target, before = _existing_take(tmp_path)
 
     def failing_write(file, *args, **kwargs) -> None:
-        Path(file).write_bytes(b"half a header")  # a partial file, as a real failure leaves
+        Path(os.fsdecode(file)).write_bytes(b"half a header")  # a partial file, as a real failure leaves
         raise raised
 
     monkeypatch.setattr(sf, "write", failing_write)
@@ -584,7 +584,7 @@ def test_temp_file_is_hidden_and_beside_the_target(
     real_write = sf.write
 
     def spying_write(file, *args, **kwargs) -> None:
-        seen.append(Path(file))
+        seen.append(Path(os.fsdecode(file)))
         real_write(file, *args, **kwargs)
 
     monkeypatch.setattr(sf, "write", spying_write)

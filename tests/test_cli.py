@@ -119,7 +119,7 @@ def test_a_sidecar_that_cannot_be_written_never_costs_the_existing_file(capsys, 
                           "--models-dir", str(models), "--no-library", "--out", str(out))
     assert code == 2
     lines = stderr.strip().splitlines()
-    assert len(lines) == 1 and "prev.json" in lines[0] and "no file was changed" in lines[0]
+    assert len(lines) == 1 and "prev.json" in lines[0] and "nothing was written" in lines[0]
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["prev.json", "prev.wav"]  # no leftovers
 

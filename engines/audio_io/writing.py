@@ -24,12 +24,15 @@ from engines.audio_io.atomic import (
     copy_mode_from,
     create_temp_beside,
     fsync_file,
+    release,
     remove_quietly,
+    remove_stale_temps,
 )
 from engines.audio_io.os_errors import os_reason
 from engines.audio_io.pcm import pcm16_from_float
 from engines.constants import CHANNELS, SAMPLE_RATE
 from engines.errors import AudioFileError
+from engines.failures import printable
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +92,29 @@ def write_audio(
     loss); float input is clamped and scaled as the module docstring describes.
     """
     target = Path(path)
+    temp = write_audio_temp(target, audio, fmt, samplerate)
+    try:
+        os.replace(temp, target)
+    except OSError as err:
+        remove_quietly(temp)
+        raise _write_failed(target, err) from err
+    finally:
+        release(temp)
+    logger.info("Saved %s (%s)", target, fmt)
+    return target
+
+
+def write_audio_temp(
+    path: str | os.PathLike[str],
+    audio: np.ndarray,
+    fmt: str | None = None,
+    samplerate: int = SAMPLE_RATE,
+) -> Path:
+    """The first half of `write_audio`: a complete, synced and checked temporary file beside
+    `path`, with the permissions the target has (or the umask gives), for callers that move
+    several files into place together. They os.replace it (then `atomic.release` it) or
+    `atomic.remove_quietly` it. Every failure is one AudioFileError sentence, nothing left."""
+    target = Path(path)
     if fmt is None:
         fmt = format_for_path(target)
     spec = _write_format(target, fmt)
@@ -99,27 +125,28 @@ def write_audio(
     folder = target.parent
     if not folder.is_dir():
         raise AudioFileError(
-            f"Could not save '{target.name}': the folder '{folder}' does not exist; "
-            "choose an existing folder."
+            f"Could not save '{printable(target.name)}': the folder '{printable(folder)}' does "
+            "not exist; choose an existing folder."
         )
-
+    if target.is_dir():
+        raise _write_failed(target, IsADirectoryError(errno.EISDIR, "Is a directory"))
+    remove_stale_temps(target)
     try:
         temp = create_temp_beside(target, spec.suffix)
     except OSError as err:
         raise _write_failed(target, err) from err
     try:
-        sf.write(str(temp), data, samplerate, format=spec.format, subtype=spec.subtype)
+        # bytes: soundfile encodes str paths strictly, and a name may hold non-UTF-8 bytes.
+        sf.write(os.fsencode(temp), data, samplerate, format=spec.format, subtype=spec.subtype)
         _verify_written(temp, data.shape[0])
         fsync_file(temp)
         copy_mode_from(target, temp)
-        os.replace(temp, target)
     except BaseException as err:
         remove_quietly(temp)
         if isinstance(err, Exception):
             raise _write_failed(target, err, expected_bytes=data.nbytes) from err
         raise  # KeyboardInterrupt and friends: cleaned up, but not ours to reword
-    logger.info("Saved %s (%s, %d frames)", target, fmt, data.shape[0])
-    return target
+    return temp
 
 
 def _suffix_list() -> str:
@@ -182,7 +209,7 @@ def _encode_for(spec: WriteFormat, audio: np.ndarray) -> np.ndarray:
 def _verify_written(temp: Path, frames: int) -> None:
     """libsndfile does not always report a short write (the Vorbis encoder can swallow one), so
     read the header back before the file replaces anything."""
-    written = sf.info(str(temp)).frames
+    written = sf.info(os.fsencode(temp)).frames
     if written != frames:
         raise _IncompleteWrite(f"{temp} holds {written} of {frames} frames")
 
@@ -207,9 +234,12 @@ def _write_failed(
     elif isinstance(err, sf.LibsndfileError):
         reason = f"the audio library reported '{err.error_string.rstrip('.')}'"
     else:
-        reason = f"{type(err).__name__}: {err}".rstrip(".") if str(err) else type(err).__name__
+        from engines.failures import reason as failure_reason
+
+        reason, advice = failure_reason(err)
     return AudioFileError(
-        f"Could not save '{target.name}': {reason}, so nothing was changed; {advice}."
+        f"Could not save '{printable(target.name)}': {reason}, so nothing was changed; "
+        f"{advice}."
     )
 
 
