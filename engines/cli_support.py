@@ -22,12 +22,18 @@ class UsageError(Exception):
     """The command line was refused; the message is already one sentence."""
 
 
+class CommandFailed(Exception):
+    """The command could not do its work (exit 1); the message is already one sentence."""
+
+
 def parser_class(help_command: str) -> type[argparse.ArgumentParser]:
     """An ArgumentParser whose errors are one line ending with where to get help."""
 
     class OneLineParser(argparse.ArgumentParser):
         def error(self, message: str) -> None:
-            raise UsageError(f"{message}; run `{help_command}` for the options.")
+            # A subcommand's parser points at its own help, which lists its options.
+            where = f"{self.prog} --help" if self.prog.count(" ") > 2 else help_command
+            raise UsageError(f"{message}; run `{where}` for the options.")
 
     return OneLineParser
 
@@ -43,6 +49,9 @@ def run_command(name: str, body: Callable[[], int]) -> int:
         code = body()
     except UsageError as exc:
         code = _say("error", exc, EXIT_BAD_INPUT)
+    except CommandFailed as exc:
+        log.info("%s failed: %s", name, exc, exc_info=True)
+        code = _say("error", exc, EXIT_FAILED)
     except CancelledError as exc:
         code = _say("cancelled", exc, EXIT_CANCELLED)
     except KeyboardInterrupt:

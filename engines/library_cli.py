@@ -9,16 +9,54 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import sys
 from pathlib import Path
 
-from engines.cli_support import EXIT_FAILED, EXIT_OK, UsageError, parser_class, run_command
+from engines.cli_support import (
+    EXIT_OK,
+    CommandFailed,
+    UsageError,
+    parser_class,
+    run_command,
+    warn,
+)
 from engines.errors import StudioError
+from engines.failures import printable
+from engines.paths import DataFolderError
 
 log = logging.getLogger(__name__)
 
 
 PROMPT_WIDTH = 60
+MAX_TAKE_ID = 2**63 - 1  # SQLite's largest integer
+MAX_LISTED = 2**31  # "show me everything": more than any library holds
+
+
+def take_id(text: str) -> int:
+    """A take id from the command line: a whole number from 1 up (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"'{printable(text)}' is not a take id; give a whole number from `library list`"
+        ) from None
+    if not 1 <= value <= MAX_TAKE_ID:
+        raise argparse.ArgumentTypeError(
+            f"there is no take #{printable(text)}; ids are whole numbers from 1 up, as "
+            "`library list` shows them")
+    return value
+
+
+def _say(text: object = "") -> None:
+    """One line (or several) on stdout, with control characters from prompts escaped."""
+    for line in str(text).split("\n"):
+        print(printable(line))
+
+
+def _json_text(payload: object) -> str:
+    """JSON for the terminal: JSON escapes C0 controls itself, but not C1 ones (0x80-0x9f,
+    e.g. CSI) or DEL, which terminals act on."""
+    text = json.dumps(payload, indent=2, ensure_ascii=False)
+    return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F else c for c in text)
 
 
 _Parser = parser_class("python main.py library --help")
@@ -34,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--limit", type=int, default=50, metavar="N", help="at most N (50)")
     listing.add_argument("--model", help="only takes of this model set")
     listing.add_argument("--favourites", action="store_true", help="only favourites")
-    listing.add_argument("--min-rating", type=int, default=0, metavar="STARS")
+    listing.add_argument("--min-rating", type=int, default=0, choices=range(6),
+                         metavar="STARS", help="0 to 5")
     listing.add_argument("--sort", default="created",
                          choices=("created", "rating", "prompt", "seconds", "seed"))
     listing.add_argument("--deleted", action="store_true", help="include deleted takes")
@@ -43,9 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="a library id, or an audio file to identify (e.g. one dragged out)")
     show.add_argument("--json", action="store_true", help="print the provenance as JSON")
     export = commands.add_parser("export", help="copy takes with JSON sidecars")
-    export.add_argument("ids", nargs="+", type=int, metavar="ID")
+    export.add_argument("ids", nargs="+", type=take_id, metavar="ID")
     target = export.add_mutually_exclusive_group(required=True)
-    target.add_argument("--to", type=Path, metavar="DIR", help="an existing folder")
+    target.add_argument("--to", type=Path, metavar="DIR", help="a folder (created if missing)")
     target.add_argument("--zip", type=Path, metavar="FILE", help="one zip file instead")
     return parser
 
@@ -69,17 +108,18 @@ def _clip(text: str, width: int) -> str:
 def run_list(library, args: argparse.Namespace) -> int:
     if args.limit < 1:
         raise UsageError(f"--limit {args.limit} shows nothing; give 1 or more.")
+    args.limit = min(args.limit, MAX_LISTED)
     filters = {"model": args.model, "favourite": True if args.favourites else None,
                "min_rating": args.min_rating, "include_deleted": args.deleted}
     records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
     total = library.count(args.search, **filters)
-    print(f"{'ID':>6}  {'CREATED (UTC)':16}  {'MODEL':9} {'SECONDS':>7} {'SEED':>10}  "
+    _say(f"{'ID':>6}  {'CREATED (UTC)':16}  {'MODEL':9} {'SECONDS':>7} {'SEED':>10}  "
           f"{'RATING':6} {'FLAGS':12} PROMPT / NAME")
     for r in records:
-        print(f"{r.id:>6}  {r.created[:16].replace('T', ' '):16}  {r.model:9} "
+        _say(f"{r.id:>6}  {r.created[:16].replace('T', ' '):16}  {r.model:9} "
               f"{r.seconds:>7.2f} {('-' if r.is_imported else r.seed):>10}  "
               f"{'*' * r.rating:6} {_flags(r):12} {_clip(r.title(), PROMPT_WIDTH)}")
-    print(f"{len(records)} of {total} take{'s' if total != 1 else ''} shown"
+    _say(f"{len(records)} of {total} take{'s' if total != 1 else ''} shown"
           + (f" matching '{args.search}'" if args.search else "") + f"; library: {library.root}")
     return EXIT_OK
 
@@ -130,35 +170,38 @@ def run_show(library, args: argparse.Namespace) -> int:
     from engines.store.library import LibraryError
     from engines.store.wavmeta import read_metadata
 
-    if args.take.isdigit():
-        record = library.get(int(args.take))
+    if args.take.lstrip("-").isdigit():
+        try:
+            record = library.get(take_id(args.take))
+        except argparse.ArgumentTypeError as exc:
+            raise UsageError(f"{exc}.") from exc
     else:
         path = Path(args.take)
         if not path.is_file():
-            raise LibraryError(f"'{args.take}' is neither a take id nor an audio file; give an "
-                               "id from `library list` or the path of a file.")
+            raise LibraryError(f"'{printable(args.take)}' is neither a take id nor an audio "
+                               "file; give an id from `library list` or the path of a file.")
         record = library.identify(path)
         if record is None:
             note = read_metadata(path)
             if note is None:
-                raise LibraryError(f"'{path.name}' is not a take from this library and carries "
-                                   "no SA3 Studio note.")
-            print(f"'{path.name}' is not in this library, but its embedded note says:")
-            print(json.dumps(note, indent=2, ensure_ascii=False))
+                raise LibraryError(f"'{printable(path.name)}' is not a take from this library "
+                                   "and carries no SA3 Studio note.")
+            _say(f"'{path.name}' is not in this library, but its embedded note says:")
+            print(_json_text(note))
             return EXIT_OK
     if args.json:
-        print(json.dumps(record.sidecar(), indent=2, ensure_ascii=False))
+        print(_json_text(record.sidecar()))
     else:
-        print("\n".join(_show_lines(library, record)))
+        _say("\n".join(_show_lines(library, record)))
     return EXIT_OK
 
 
 def run_export(library, args: argparse.Namespace) -> int:
     if args.zip is not None:
-        print(library.export_zip(args.ids, args.zip))
+        _say(library.export_zip(args.ids, args.zip))
         return EXIT_OK
     for path in library.export(args.ids, args.to):
-        print(path)
+        _say(path)
     return EXIT_OK
 
 
@@ -172,12 +215,13 @@ def main(argv: list[str]) -> int:
         args = build_parser().parse_args(list(argv))
         try:
             library = ClipLibrary(library_dir())
+        except DataFolderError:
+            raise  # the data folder itself: bad setup, exit 2
         except StudioError as exc:  # the library itself cannot be opened: a failure, not input
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_FAILED
+            raise CommandFailed(str(exc)) from exc
         try:
             if library.notice:
-                print(f"warning: {library.notice}", file=sys.stderr)
+                warn(library.notice)
             handler = {"list": run_list, "show": run_show, "export": run_export}[args.command]
             return handler(library, args)
         finally:

@@ -13,8 +13,16 @@ import time
 from pathlib import Path
 
 from engines.backends.tensorrt import version as trt_version
-from engines.cli_support import EXIT_FAILED, EXIT_OK, UsageError, parser_class, run_command
+from engines.cli_support import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CommandFailed,
+    UsageError,
+    parser_class,
+    run_command,
+)
 from engines.errors import BackendError, StudioError
+from engines.failures import printable, sentence, shown
 from engines.models.inventory import human_size
 
 SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
@@ -56,7 +64,7 @@ def _models_dir(args) -> Path:
     from engines import paths
 
     if args.models_dir is not None and not args.models_dir.is_dir():
-        raise UsageError(f"--models-dir '{args.models_dir}' is not a folder; give an existing "
+        raise UsageError(f"--models-dir {shown(args.models_dir)} is not a folder; give an existing "
                          f"models folder.")
     return args.models_dir or paths.models_dir()
 
@@ -258,7 +266,7 @@ def cmd_selftest(args) -> int:
     try:
         timings = run_selftest(models, catalog)
     except StudioError as exc:
-        print(f"self-test FAILED: {exc}", file=sys.stderr)
+        print(f"error: the self-test failed: {printable(exc)}", file=sys.stderr)
         return EXIT_FAILED
     print(f"self-test passed: engines built in {timings['build_s']} s, first take "
           f"{timings['first_ms']} ms, replay {timings['replay_ms']} ms ({timings['path']}).")
@@ -285,15 +293,20 @@ def cmd_folders(args, add: bool) -> int:
     roots = load_extra_roots(paths.data_dir())
     if add:
         if not folder.is_dir():
-            raise UsageError(f"'{folder}' is not a folder; give the models folder of an "
+            raise UsageError(f"{shown(folder)} is not a folder; give the models folder of an "
                              f"existing install.")
         roots.append(folder)
     else:
         if folder not in roots:
-            raise UsageError(f"'{folder}' is not one of the extra model folders.")
+            raise UsageError(f"{shown(folder)} is not one of the extra model folders; "
+                             "`python main.py models list` shows them.")
         roots = [r for r in roots if r != folder]
-    save_extra_roots(paths.data_dir(), roots)
-    print("Extra model folders: " + (", ".join(str(r) for r in roots) or "none"))
+    try:
+        save_extra_roots(paths.data_dir(), roots)
+    except OSError as exc:
+        raise CommandFailed(sentence("Could not save the list of model folders", exc,
+                                     "nothing was changed; check the data folder")) from exc
+    print(printable("Extra model folders: " + (", ".join(str(r) for r in roots) or "none")))
     return EXIT_OK
 
 
