@@ -279,26 +279,33 @@ def _not_kept(result, exc: BaseException) -> None:
     log.warning("could not keep the take in the library", exc_info=True)
     need = result.pcm.shape[0] * 4 + (1 << 16)  # 16-bit stereo, plus the note
     happened, todo = reason(exc)
-    warn(f"The take was not kept in the library ({happened}; it needs about "
-         f"{need / 1e6:.1f} MB there); it is still written to --out, and {todo}.")
+    warn(f"The take was not kept in the library: {happened}, and it needs about "
+         f"{need / 1e6:.1f} MB there; {todo} (the --out file is written all the same).")
     return None
 
 
 def _span_arguments(argv: list[str]) -> list[str]:
-    """argparse reads `--inpaint -1:1` as a flag, not a value; hand such spans over as
-    `--inpaint=-1:1` so the span rule itself can refuse them in its own words."""
+    """argparse reads `--inpaint -1:1` as a flag, not a value; hand every span over as
+    `--inpaint=SPAN` so the span rule itself can refuse a bad one in its own words."""
     out: list[str] = []
-    in_spans = False
+    in_spans = values = 0
     for word in argv:
         if word == "--inpaint":
-            in_spans = True
-            out.append(word)
+            if in_spans and not values:
+                out.append("--inpaint")  # an empty run: argparse says a span is needed
+            in_spans, values = 1, 0
             continue
-        if in_spans and word.startswith("-") and ":" in word and not word.startswith("--"):
+        is_span = not word.startswith("-") or (":" in word and not word.startswith("--"))
+        if in_spans and is_span:
             out.append(f"--inpaint={word}")
+            values += 1
             continue
-        in_spans = in_spans and not word.startswith("-")
+        if in_spans and not values:
+            out.append("--inpaint")
+        in_spans = 0
         out.append(word)
+    if in_spans and not values:
+        out.append("--inpaint")
     return out
 
 

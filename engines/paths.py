@@ -114,6 +114,9 @@ def setup_logging(name: str, console_level: int = logging.WARNING) -> logging.Lo
     Safe to call more than once: the handlers it installed before are replaced, so a changed
     $SA3_STUDIO_HOME takes effect. Returns the logger called `name`.
     """
+    # A log record that cannot be written (full disk, a closed stream) must not print
+    # "--- Logging error ---" and a traceback over the sentence the user is reading.
+    logging.raiseExceptions = False
     root = logging.getLogger()
     for handler in _installed:
         root.removeHandler(handler)
