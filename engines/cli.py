@@ -102,6 +102,9 @@ def _check_output(out: Path | None, fmt: str | None) -> str:
         if target.is_dir():
             raise UsageError(f"Could not write {shown(target)}: a folder with that name is in "
                              "the way, so nothing was written; choose another --out.")
+        if target.exists() and not target.is_file():
+            raise UsageError(f"Could not write {shown(target)}: it is a device or special "
+                             "file, so nothing was written; choose a file name for --out.")
     _probe_writable(out)
     return chosen
 

@@ -130,6 +130,11 @@ def write_audio_temp(
         )
     if target.is_dir():
         raise _write_failed(target, IsADirectoryError(errno.EISDIR, "Is a directory"))
+    if target.exists() and not target.is_file():  # a device, FIFO or socket is not replaced
+        raise AudioFileError(
+            f"Could not save '{printable(target.name)}': it is a device or special file, not "
+            "an audio file, so nothing was changed; choose a file name."
+        )
     remove_stale_temps(target)
     try:
         temp = create_temp_beside(target, spec.suffix)
