@@ -16,7 +16,8 @@ def build_main_window() -> QMainWindow:
 
 
 def run_gui(argv: list[str] | None = None) -> int:
-    """Open the window and run the Qt event loop; returns the exit status."""
-    from app.main_window import run_gui as run
+    """Open the window and run the Qt event loop; returns the exit status (2 when the
+    window cannot open: one sentence in a message box, never a traceback)."""
+    from app.launch import run_gui as run
 
     return run(argv)

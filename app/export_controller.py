@@ -8,11 +8,11 @@ from PySide6.QtCore import QMimeData, QObject, Qt, QUrl
 from PySide6.QtGui import QDrag, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QListWidgetItem
 
-from app.export import drag_file, take_basename, write_take
+from app.export import drag_file, save_take_as, take_basename
 from app.services import Notifier, TakeModel
 from app.takes import Take
 from engines import paths
-from engines.errors import StudioError
+from engines.failures import shown
 
 SAVE_FILTERS = {"WAV 16-bit (*.wav)": "wav16", "WAV 24-bit (*.wav)": "wav24",
                 "FLAC (*.flac)": "flac", "OGG Vorbis (*.ogg)": "ogg"}
@@ -37,10 +37,12 @@ class ExportController(QObject):
         return paths.library_dir() / "takes"
 
     def mime_for_take(self, take: Take) -> QMimeData | None:
+        """The file URL of the take's drag-out file; None (and one sentence) when it cannot be
+        written. Called from Qt's drag machinery, so nothing may escape from here."""
         try:
             path = drag_file(take, self.takes_dir())
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+            self.notifier.failed("Could not write the take's file for dragging", exc)
             return None
         data = QMimeData()
         data.setUrls([QUrl.fromLocalFile(str(path))])
@@ -84,17 +86,16 @@ class ExportController(QObject):
             self.save_take(take, Path(path), SAVE_FILTERS.get(chosen))
 
     def save_take(self, take: Take, path: Path, fmt: str | None = None) -> Path | None:
+        """Save As: the file the user named is replaced only by a complete new one; any
+        failure leaves it (and its sidecar) as it was, and says so in one sentence."""
         from engines.audio_io import format_for_path
 
         try:
             fmt = fmt or format_for_path(path)
-            written = write_take(take, path.parent, fmt, name=path.stem)
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+            written = save_take_as(take, path, fmt)
+        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+            self.notifier.failed(f"Could not save {shown(path)}", exc)
             return None
-        except OSError as exc:
-            self.notifier.error(f"Could not save to {path.parent} ({exc.strerror or exc}); "
-                                f"choose another folder.")
-            return None
-        self.notifier.status(f"Saved {written} with its .json sidecar.")
+        sidecar = " with its .json sidecar" if take.result is not None else ""
+        self.notifier.status(f"Saved {written}{sidecar}.")
         return written

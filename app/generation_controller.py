@@ -165,9 +165,6 @@ class GenerationController(QObject):
         take = Take(prompt=req.prompt, pcm=result.pcm, seed=result.seed, model=req.model,
                     result=result, init_path=init_path, display=finished.display)
         take.library_id = finished.library_id
-        if finished.library_error:
-            self.notifier.error(f"The take is in the session but not in the library: "
-                                f"{finished.library_error}")
         self.libraryChanged.emit()
         self.session.add_take(take, select=True)
         self.view.seed_edit.setText(str(result.seed))
@@ -179,6 +176,9 @@ class GenerationController(QObject):
         self.notifier.status(f"Take {finished.job.index + 1}/{finished.job.total} ready: seed "
                              f"{result.seed}, {take.seconds:.2f} s in {ms:.0f} ms on "
                              f"{result.backend}{note}")
+        if finished.library_error:  # after the ready line, which would hide it
+            self.notifier.error(f"The take is in the session but not in the library: "
+                                f"{finished.library_error}")
         self.takeGenerated.emit(take)
 
     def _failed(self, batch: int, message: str) -> None:

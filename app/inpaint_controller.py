@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.services import Notifier, TakeModel
 from app.takes import Take
 from app.texts import NO_INIT, STRENGTH_HELP
-from engines.errors import StudioError
+from engines.failures import shown
 
 AUDIO_FILTER = "Audio files (*.wav *.flac *.ogg *.aif *.aiff *.mp3);;All files (*)"
 
@@ -88,22 +88,27 @@ class InpaintController(QObject):
             self.open_init_file(path)
 
     def open_init_file(self, path: str) -> Take | None:
+        """A dropped or opened file as init audio. A file that cannot be read is one sentence
+        (the same read_audio gives the command line); a library that cannot keep it costs
+        only the library entry, said after the init is set so the sentence stays visible."""
         from engines.audio_io import pcm16_from_float, read_audio
 
         try:
-            audio = read_audio(path)
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+            take = Take(prompt=Path(path).stem, pcm=pcm16_from_float(read_audio(path)),
+                        seed=None, model="imported", init_path=Path(path))
+        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+            self.notifier.failed(f"Could not read {shown(path)}", exc)
             return None
-        take = Take(prompt=Path(path).stem, pcm=pcm16_from_float(audio), seed=None,
-                    model="imported", init_path=Path(path))
+        problem = None
         try:
             take.library_id = self.library.add_imported(take.pcm, str(path), take.prompt).id
             self.libraryChanged.emit()
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001
+            problem = exc
         self.session.add_take(take, select=True)
         self.session.set_init(take)
+        if problem is not None:
+            self.notifier.failed(f"Could not keep {shown(path)} in the library", problem)
         return take
 
     # ------------------------------------------------------------------ spans

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
 from engines.catalog import MODEL_SETS
-from engines.errors import StudioError
+from engines.failures import shown
 
 PAGE_LIMIT = 500
 
@@ -53,8 +53,8 @@ class LibraryController(QObject):
             records = self.library.search(**query, limit=PAGE_LIMIT)
             total = self.library.count(**{k: v for k, v in query.items()
                                           if k not in ("sort", "descending")})
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+            self.notifier.failed("Could not search the library", exc)
             return
         panel.model.set_records(records)
         shown = f"{len(records)} of {total}" if total > len(records) else f"{total}"
@@ -84,8 +84,9 @@ class LibraryController(QObject):
             self.library.update(record.id, rating=panel.rating_spin.value(),
                                 favourite=panel.favourite_check.isChecked(), tags=tags,
                                 notes=panel.notes_edit.toPlainText())
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001
+            self.notifier.failed(f"Could not save the rating, tags and notes of take "
+                                 f"#{record.id}", exc)
             return
         selected = record.id
         self.refresh_library()
@@ -110,8 +111,8 @@ class LibraryController(QObject):
         try:
             record = self.library.get(take_id)
             pcm = self.library.load_audio(take_id)
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001
+            self.notifier.failed(f"Could not load library take #{take_id}", exc)
             return None
         take = Take(prompt=record.name or record.prompt, pcm=pcm,
                     seed=None if record.model == "imported" else record.seed,
@@ -177,8 +178,8 @@ class LibraryController(QObject):
         self.restore_settings(record)
         try:
             request = self.library.regeneration_request(record.id)
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001
+            self.notifier.failed(f"Could not regenerate take #{record.id}", exc)
             return
         parent_id, source = self.session.init_lineage()
         self.gpu.submit([request], replace_id=record.id if record.missing else None,
@@ -189,26 +190,34 @@ class LibraryController(QObject):
         records = self.panel.selected_records()
         if not records:
             return
+        moved, problem = 0, None
         for record in records:
             try:
                 self.library.delete(record.id)
-            except StudioError as exc:
-                self.notifier.error(str(exc))
-                return
+            except Exception as exc:  # noqa: BLE001 - the takes moved so far stay undoable
+                problem = (record.id, exc)
+                break
             self.deleted_ids.append(record.id)
-        self.panel.undo_button.setEnabled(True)
+            moved += 1
+        self.panel.undo_button.setEnabled(bool(self.deleted_ids))
         self.refresh_library()
-        self.notifier.status(f"Moved {len(records)} take(s) to the library trash; Undo brings "
+        if problem is not None:
+            self.notifier.failed(f"Could not move take #{problem[0]} to the library trash",
+                                 problem[1])
+            return
+        self.notifier.status(f"Moved {moved} take(s) to the library trash; Undo brings "
                              f"them back.")
 
     def undo_delete(self) -> None:
         if not self.deleted_ids:
             return
-        take_id = self.deleted_ids.pop()
+        take_id = self.deleted_ids[-1]
         try:
             self.library.restore(take_id)
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001 - it stays in the trash; Undo can retry
+            self.notifier.failed(f"Could not restore library take #{take_id}", exc)
+            return
+        self.deleted_ids.pop()
         self.panel.undo_button.setEnabled(bool(self.deleted_ids))
         self.refresh_library()
         self.notifier.status(f"Library take #{take_id} restored.")
@@ -225,8 +234,8 @@ class LibraryController(QObject):
             return []
         try:
             written = self.library.export([r.id for r in records], Path(folder))
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001
+            self.notifier.failed(f"Could not export to {shown(folder)}", exc)
             return []
         self.notifier.status(f"Exported {len(written)} take(s) with sidecars to {folder}.")
         return written
@@ -244,8 +253,8 @@ class LibraryController(QObject):
             return None
         try:
             written = self.library.export_zip([r.id for r in records], Path(path))
-        except StudioError as exc:
-            self.notifier.error(str(exc))
+        except Exception as exc:  # noqa: BLE001
+            self.notifier.failed(f"Could not write {shown(path)}", exc)
             return None
         self.notifier.status(f"Exported {len(records)} take(s) to {written}.")
         return written

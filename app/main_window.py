@@ -11,12 +11,10 @@ exportButton, statusBar.
 from __future__ import annotations
 
 import logging
-import sys
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QApplication,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -300,14 +298,3 @@ def build_main_window(*, start_worker: bool = True):
     window = MainWindow()
     window.studio = Studio(window, start_worker=start_worker)
     return window
-
-
-def run_gui(argv: list[str] | None = None) -> int:
-    from engines.paths import setup_logging
-
-    setup_logging("sa3-studio.gui")
-    app = QApplication.instance() or QApplication([sys.argv[0], *(argv or [])])
-    app.setApplicationName("SA3 Studio")
-    window = build_main_window()
-    window.show()
-    return app.exec()

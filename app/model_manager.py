@@ -7,10 +7,9 @@ submitted to the one GPU worker, since TensorRT objects live on that thread only
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QThread, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -29,57 +28,16 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
+from app.download_worker import DownloadWorker
+from app.notifier import show_settings_notices
 from engines.errors import StudioError
+from engines.failures import shown
 from engines.models.inventory import human_size
 
 log = logging.getLogger(__name__)
 
 DOWNLOAD_SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
 PRECISIONS = ("fp16", "fp32", "fp8")
-
-
-class DownloadWorker(QObject):
-    """Runs one download plan on a plain thread; cancel with the event."""
-
-    progress = Signal(str, int, int, int, int)
-    planned = Signal(object)
-    finished = Signal(list)
-    failed = Signal(str)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.cancel = threading.Event()
-
-    @Slot(object)
-    def plan(self, request: dict) -> None:
-        try:
-            from engines.models import download as dl
-
-            self.planned.emit(dl.plan_download(request["sets"], request["arch"],
-                                               request["precisions"], request["fmt"],
-                                               request["models_dir"]))
-        except StudioError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001 - one sentence, details in the log
-            log.info("planning the download failed", exc_info=True)
-            self.failed.emit(f"Listing the hub failed ({type(exc).__name__}: {exc}).")
-
-    @Slot(object, object)
-    def run(self, plan, models_dir) -> None:
-        self.cancel.clear()
-        try:
-            from engines.models import download as dl
-
-            dl.check_disk_space(plan, models_dir)
-            written = dl.download(plan, models_dir, progress=self.progress.emit,
-                                  cancel=self.cancel, token=dl.resolve_token())
-            self.finished.emit([str(p) for p in written])
-        except StudioError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001
-            log.info("download failed", exc_info=True)
-            self.failed.emit(f"The download failed ({type(exc).__name__}: {exc}); partial "
-                             f"files were removed.")
 
 
 class ModelManagerDialog(QDialog):
@@ -96,6 +54,7 @@ class ModelManagerDialog(QDialog):
         self.controller = controller
         self.gpu_service = gpu_service
         self.plan = None
+        self.catalog = controller.catalog  # until refresh() reads it again
         self._task_ids: set[int] = set()
         layout = QVBoxLayout(self)
         self.machine_label = QLabel()
@@ -222,6 +181,17 @@ class ModelManagerDialog(QDialog):
         self.message.setText(text)
 
     def refresh(self) -> None:
+        """Re-read what is installed; a failure (a models folder that cannot be made) is one
+        sentence here and in the status bar, and the dialog keeps what it showed."""
+        try:
+            self._fill()
+        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+            self.say(self.controller.notifier.failed("Could not list the installed models", exc))
+        notices = show_settings_notices(self.controller.notifier)  # read by the catalog
+        if notices:
+            self.say("  ".join(notices))
+
+    def _fill(self) -> None:
         from engines import paths
         from engines.models.inventory import (
             default_catalog,
@@ -268,10 +238,22 @@ class ModelManagerDialog(QDialog):
             self.say("No NVIDIA GPU was found, so the engine arch is unknown: type the target "
                      "arch (e.g. sm_90) or choose ONNX graphs.")
             return None
+        models = self._models_dir()
+        if models is None:
+            return None
+        return {"sets": sets, "precisions": precisions, "fmt": fmt, "arch": arch,
+                "models_dir": models}
+
+    def _models_dir(self) -> Path | None:
+        """The models folder (created if missing), or None after saying why it cannot be."""
         from engines import paths
 
-        return {"sets": sets, "precisions": precisions, "fmt": fmt, "arch": arch,
-                "models_dir": Path(paths.models_dir())}
+        try:
+            return Path(paths.models_dir())
+        except Exception as exc:  # noqa: BLE001
+            self.say(self.controller.notifier.failed("Could not create the models folder",
+                                                     exc))
+            return None
 
     # ------------------------------------------------------------------ downloads
     def request_plan(self) -> None:
@@ -296,14 +278,15 @@ class ModelManagerDialog(QDialog):
         self.say("Check the sizes, then Download.")
 
     def start_download(self) -> None:
-        from engines import paths
-
         if self.plan is None:
+            return
+        models = self._models_dir()
+        if models is None:
             return
         self.download_button.setEnabled(False)
         self.cancel_download_button.setEnabled(True)
         self.say("Downloading...")
-        self.downloadRequested.emit(self.plan, Path(paths.models_dir()))
+        self.downloadRequested.emit(self.plan, models)
 
     def _progress(self, name: str, done: int, total: int, all_done: int, all_total: int) -> None:
         self.file_progress.setValue(int(100 * done / max(total, 1)))
@@ -330,8 +313,8 @@ class ModelManagerDialog(QDialog):
             return
         try:
             where = dl.store_token(token)
-        except StudioError as exc:
-            self.say(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a keyring backend may raise anything
+            self.say(self.controller.notifier.failed("Could not store the token", exc))
             return
         self.token_edit.clear()
         self.say(f"Token stored ({where}).")
@@ -344,8 +327,14 @@ class ModelManagerDialog(QDialog):
             folder = QFileDialog.getExistingDirectory(self, "Add a models folder")
         if not folder:
             return
-        roots = load_extra_roots(paths.data_dir()) + [Path(folder)]
-        save_extra_roots(paths.data_dir(), roots)
+        try:
+            data = paths.data_dir()
+            roots = load_extra_roots(data) + [Path(folder)]
+            save_extra_roots(data, roots)
+        except Exception as exc:  # noqa: BLE001 - the old list stays as it was
+            self.say(self.controller.notifier.failed(
+                f"Could not add {shown(folder)} to the model folders", exc))
+            return
         self.refresh()
         self.controller.models_changed()
 
@@ -367,7 +356,9 @@ class ModelManagerDialog(QDialog):
         from engines import paths
 
         gpu = self.catalog.gpu
-        models = Path(paths.models_dir())
+        models = self._models_dir()
+        if models is None:
+            return
         sets = [self.build_set.currentText()]
         precision = self.build_precision.currentText()
         if precision == "fp8" and not gpu.has_fp8:
@@ -393,10 +384,11 @@ class ModelManagerDialog(QDialog):
     def start_selftest(self) -> None:
         if not self._gpu_ready():
             return
-        from engines import paths
         from engines.models_cli import run_selftest
 
-        models = Path(paths.models_dir())
+        models = self._models_dir()
+        if models is None:
+            return
         catalog = self.catalog
 
         def task(report, cancel):

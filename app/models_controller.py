@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, Qt
 
-from app.services import GpuService
+from app.services import GpuService, Notifier
 from engines.catalog import MODEL_SETS, get_model_set
 
 
@@ -14,12 +14,14 @@ class ModelsController(QObject):
     `catalog` is re-read when the Models dialog adds files or folders (`models_changed`).
     """
 
-    def __init__(self, view, gpu: GpuService, parent: QObject | None = None) -> None:
+    def __init__(self, view, gpu: GpuService, notifier: Notifier,
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         from engines.models.inventory import default_catalog
 
         self.view = view
         self.gpu = gpu
+        self.notifier = notifier
         self.catalog = default_catalog()
         self.models_dialog = None
         view.model_combo.currentIndexChanged.connect(self._model_changed)
@@ -97,9 +99,13 @@ class ModelsController(QObject):
         """New files or folders: re-read what can run here."""
         from engines.models.inventory import default_catalog
 
-        self.catalog = default_catalog()
         current = self.current_model()
-        self.fill_models()
+        try:
+            self.catalog = default_catalog()
+            self.fill_models()
+        except Exception as exc:  # noqa: BLE001 - the old choices stay; one sentence
+            self.notifier.failed("Could not list the installed models", exc)
+            return
         index = self.view.model_combo.findData(current)
         if index >= 0 and self.view.model_combo.model().item(index).isEnabled():
             self.view.model_combo.setCurrentIndex(index)

@@ -1,6 +1,6 @@
 """The shared services the window hands to its feature controllers.
 
-- `Notifier`: status and error sentences for the status bar.
+- `Notifier` (app.notifier): status and error sentences for the status bar.
 - `TakeModel`: the session's takes (with the takes list that shows them), the init take and
   its inpaint spans.
 - `GpuService`: the one GPU worker, its thread, and whether a batch is running.
@@ -17,10 +17,14 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
+from app.notifier import Notifier, user_sentence
 from app.takes import Take
 from app.worker import Batch, GpuWorker, Job, Task, WorkerHost
 from engines import paths
 from engines.request import GenerationRequest
+
+__all__ = ["TAKE_ROLE", "GpuService", "Notifier", "TakeModel", "UnavailableLibrary",
+           "make_generator", "make_player", "open_library"]
 
 log = logging.getLogger(__name__)
 
@@ -36,28 +40,44 @@ def make_generator():
 
 
 def open_library():
+    """The sound library, or a stand-in that says why it cannot be opened: a library that
+    will not open (a newer schema, a folder that cannot be created) must not stop the window."""
     from engines.store.library import ClipLibrary
 
-    return ClipLibrary(paths.library_dir())
+    try:
+        return ClipLibrary(paths.library_dir())
+    except Exception as exc:  # noqa: BLE001 - one sentence; the traceback to the log
+        text = user_sentence("Could not open the sound library", exc)
+        log.warning("%s", text, exc_info=exc)
+        return UnavailableLibrary(text)
+
+
+class UnavailableLibrary:
+    """Stands in for a library that cannot be opened: `notice` says why, and every library
+    action raises a LibraryError with that same sentence (which the controllers show)."""
+
+    def __init__(self, reason: str) -> None:
+        self.notice = reason
+
+    def close(self) -> None:
+        pass
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def refuse(*_args, **_kwargs):
+            from engines.store.records import LibraryError
+
+            raise LibraryError(self.notice)
+
+        return refuse
 
 
 def make_player():
     from app.playback import Player
 
     return Player()
-
-
-class Notifier(QObject):
-    """One sentence at a time for the user; the window shows `shown` in its status bar."""
-
-    shown = Signal(str, int)  # text, timeout in ms (0: until replaced)
-
-    def status(self, text: str, timeout_ms: int = 0) -> None:
-        self.shown.emit(text, timeout_ms)
-
-    def error(self, text: str) -> None:
-        log.info("shown to the user: %s", text)
-        self.status(text)
 
 
 class TakeModel(QObject):

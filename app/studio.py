@@ -16,6 +16,7 @@ from app.generation_controller import GenerationController
 from app.inpaint_controller import InpaintController
 from app.library_controller import LibraryController
 from app.models_controller import ModelsController
+from app.notifier import show_settings_notices, take_settings_notices
 from app.services import (
     GpuService,
     Notifier,
@@ -42,7 +43,7 @@ class Studio(QObject):
         player = self.player = player if player is not None else make_player()
         gpu = self.gpu = GpuService(make_generator, open_library, start=start_worker, parent=self)
         # controllers, each handed the services it needs
-        self.models_controller = ModelsController(window, gpu, self)
+        self.models_controller = ModelsController(window, gpu, notifier, self)
         self.generation_controller = GenerationController(window, notifier, session, gpu, self)
         self.takes_controller = TakesController(window, notifier, session, player, self)
         self.inpaint_controller = InpaintController(window, notifier, session, library, self)
@@ -55,8 +56,12 @@ class Studio(QObject):
         self.inpaint_controller.libraryChanged.connect(refresh)
         self.generation_controller.takeGenerated.connect(self.takes_controller.autoplay)
         window.quit_action.triggered.connect(window.close)
-        notice = getattr(library, "notice", None)
-        notifier.status(notice or "Ready. Type a prompt and press Ctrl+Enter.")
+        # settings.json is read again on the worker thread (the generator's catalog): say
+        # anything it found once the batch is done
+        gpu.batchFinished.connect(lambda: show_settings_notices(notifier))
+        notifier.status("Ready. Type a prompt and press Ctrl+Enter.")
+        # what opening found wrong (a damaged library or settings file set aside): once
+        notifier.notices([getattr(library, "notice", None), *take_settings_notices()])
 
     def shutdown(self) -> None:
         """Stop the worker thread (releasing engines there) and the audio stream; idempotent."""

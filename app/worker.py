@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.notifier import user_sentence
 from engines.errors import CancelledError, StudioError
 from engines.request import GenerationRequest
 
@@ -152,7 +153,8 @@ class GpuWorker(QObject):
             finished.library_error = str(exc)
         except Exception as exc:  # noqa: BLE001 - the take itself is fine: keep it
             log.exception("recording the take failed")
-            finished.library_error = f"{type(exc).__name__}: {exc}"
+            finished.library_error = user_sentence("Could not keep the take in the library",
+                                                   exc)
 
     @Slot()
     def shutdown(self) -> None:

@@ -121,7 +121,7 @@ def test_save_as_formats(qtbot, window, tmp_path):
     assert sf.info(w24).subtype == "PCM_24"
     bad = save_take(take, tmp_path / "a.wav" / "e.wav")  # a file, not a folder
     message = child(window, "statusBar").currentMessage()
-    assert bad is None and "choose another folder" in message and "\n" not in message
+    assert bad is None and "choose an existing folder" in message and "\n" not in message
 
 
 def test_drop_flac_as_init_then_inpaint_one_span(qtbot, window, tmp_path):
@@ -237,7 +237,8 @@ def test_take_export_name_helpers():
     from app.export import slug, take_basename
 
     assert slug("Coin pickup, BRIGHT & short!") == "coin-pickup-bright-short"
-    assert slug("雷") == "take"
+    assert slug("雷") == "雷"  # a script with no ASCII form keeps its letters
+    assert slug("🔔🔔") == "take"
     assert take_basename("laser", 12) == "laser_seed12"
     pcm = np.zeros((441, 2), np.int16)
     assert Take(prompt="x", pcm=pcm, seed=1, model="demo").seconds == pytest.approx(0.01)
