@@ -30,6 +30,12 @@ def main(argv: list[str] | None = None) -> int:
         from engines.cli import main as cli_main
 
         return cli_main(args)
+    if args and not args[0].startswith("-"):
+        # A typo must not open the window: say so, like every other refusal.
+        word = args[0].encode("utf-8", "backslashreplace").decode("utf-8")
+        print(f"error: '{word}' is not a command; run `python main.py --help` for the "
+              "commands.", file=sys.stderr)
+        return 2
     from app import run_gui
 
     return run_gui(args)

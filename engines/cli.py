@@ -20,7 +20,9 @@ from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
     EXIT_CANCELLED,
     EXIT_FAILED,
     EXIT_OK,
+    CommandFailed,
     UsageError,
+    argument_text,
     parser_class,
     run_command,
     warn,
@@ -81,13 +83,20 @@ def summary_line(result, out: Path) -> str:
             f"seed {result.seed}")
 
 
-def _check_output(out: Path | None, fmt: str | None) -> str:
-    """The format for `out`, after making sure the file and its sidecar can be written there,
-    so a refusal comes before the render, not after it."""
+def _check_output(out: Path | None, fmt: str | None) -> tuple[Path, str]:
+    """(the path to write, its format), after making sure the file and its sidecar can be
+    written there, so a refusal comes before the render, not after it. A symbolic link is
+    followed: the file it points at is the one replaced, the link stays."""
     from engines.audio_io import AudioFileError, format_for_path
+    from engines.audio_io.atomic import NAME_MAX_BYTES
 
     if out is None:
         raise UsageError("--out is required; give the file to write, e.g. --out clip.wav.")
+    for name in (out.name, sidecar_path(out).name):
+        if len(os.fsencode(name)) > NAME_MAX_BYTES:
+            raise UsageError(f"The name {shown(name)} is longer than the file system allows "
+                             f"({NAME_MAX_BYTES} bytes), so nothing was written; choose a "
+                             "shorter --out.")
     try:
         chosen = format_for_path(out, default=fmt or "wav16")
     except AudioFileError as exc:
@@ -95,7 +104,13 @@ def _check_output(out: Path | None, fmt: str | None) -> str:
     if fmt and chosen != fmt:
         raise UsageError(f"--format {fmt} does not match the file name "
                          f"{shown(out.name)}; use a matching suffix.")
-    if not out.parent.is_dir():
+    try:
+        if out.is_symlink():
+            out = out.resolve()
+        folder_ok = out.parent.is_dir()
+    except (OSError, RuntimeError) as exc:  # a link loop, a path the OS refuses
+        raise UsageError(sentence(f"Could not use --out {shown(out)}", exc)) from exc
+    if not folder_ok:
         raise UsageError(f"The folder {shown(out.parent)} does not exist; create it or choose "
                          f"another --out.")
     for target in (out, sidecar_path(out)):
@@ -106,30 +121,22 @@ def _check_output(out: Path | None, fmt: str | None) -> str:
             raise UsageError(f"Could not write {shown(target)}: it is a device or special "
                              "file, so nothing was written; choose a file name for --out.")
     _probe_writable(out)
-    return chosen
+    return out, chosen
 
 
 def _probe_writable(out: Path) -> None:
-    """Create (and remove) a temporary beside `out`: a read-only or protected folder, or a
-    name too long for the file system, is refused now rather than after the render. Also
-    removes temporaries a killed earlier run left for this target."""
-    from engines.audio_io.atomic import (
-        NAME_MAX_BYTES,
-        create_temp_beside,
-        remove_quietly,
-        remove_stale_temps,
-    )
+    """Create (and remove) a temporary beside `out` and its sidecar: a read-only or protected
+    folder is refused now rather than after the render. Also removes temporaries a killed
+    earlier run left for these targets."""
+    from engines.audio_io.atomic import create_temp_beside, remove_quietly, remove_stale_temps
 
-    if len(os.fsencode(out.name)) > NAME_MAX_BYTES:
-        raise UsageError(f"The name {shown(out.name)} is longer than the file system allows "
-                         f"({NAME_MAX_BYTES} bytes); choose a shorter --out.")
     for target in (out, sidecar_path(out)):
         remove_stale_temps(target)
         try:
             probe = create_temp_beside(target, target.suffix)
         except OSError as exc:
             raise UsageError(sentence(f"Could not write {shown(target)}", exc,
-                                      "choose another --out")) from exc
+                                      "nothing was written; choose another --out")) from exc
         remove_quietly(probe)
 
 
@@ -155,12 +162,12 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.prompt is None:
         raise UsageError("--prompt is required; describe the sound, e.g. --prompt \"coin "
                          "pickup, bright\".")
-    fmt = _check_output(args.out, args.format)
+    out, fmt = _check_output(args.out, args.format)
     # Taken before anything is written: --out may be the init file itself.
     init = init_entry(args.init_audio) if args.init_audio is not None else None
     request = GenerationRequest(
-        prompt=_argument_text(args.prompt, "--prompt"),
-        negative_prompt=_argument_text(args.negative_prompt, "--negative-prompt"),
+        prompt=argument_text(args.prompt, "--prompt"),
+        negative_prompt=argument_text(args.negative_prompt, "--negative-prompt"),
         model=args.model, decoder=args.decoder, precision=args.precision, seconds=args.seconds,
         steps=args.steps, seed=args.seed, cfg=args.cfg, apg=args.apg, init_audio=args.init_audio,
         init_noise_level=args.init_noise_level,
@@ -176,30 +183,25 @@ def run_generate(args: argparse.Namespace) -> int:
         generator.close()
     for warning in result.warnings:
         warn(warning)
-    out: Path = args.out
     record = None if args.no_library else _keep_in_library(result, args.init_audio)
-    _deliver(out, fmt, result, record, init)
+    try:
+        _deliver(out, fmt, result, record, init)
+    except UsageError as exc:
+        if record is None:
+            raise CommandFailed(f"{str(exc).rstrip('.')}; the take is lost, render it again "
+                                "with a seed of " + f"{result.seed}.") from exc
+        raise CommandFailed(f"{str(exc).rstrip('.')}; the take is kept in the library as "
+                            f"#{record.id} (`python main.py library export {record.id} --to "
+                            "FOLDER` writes it out).") from exc
     print(printable(summary_line(result, out)))
     return EXIT_OK
 
 
-def _argument_text(value: str, flag: str) -> str:
-    """Text from the command line, which may hold bytes that are not UTF-8 (the OS hands them
-    over as surrogate escapes): those become U+FFFD, with a warning, so the tokenizer and the
-    library only ever see valid text."""
-    try:
-        value.encode("utf-8")
-        return value
-    except UnicodeEncodeError:
-        fixed = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-        warn(f"{flag} held bytes that are not UTF-8 text; they were replaced with \ufffd.")
-        return fixed
-
-
 def _deliver(out: Path, fmt: str, result, record, init: dict | None) -> None:
     """Write the audio and its sidecar to hidden temporaries beside `out` and move them into
-    place only when both are complete: a failure leaves the user's existing files as they were
-    (never an old sidecar deleted, never audio without its provenance)."""
+    place only when both are complete. The sidecar goes first (the likelier to fail); if the
+    audio then cannot be moved, the old sidecar is put back (or the new one removed), so a
+    failure leaves the user's files exactly as they were."""
     from engines.audio_io.atomic import release, remove_quietly
     from engines.audio_io.writing import write_audio_temp
     from engines.errors import AudioFileError
@@ -217,19 +219,50 @@ def _deliver(out: Path, fmt: str, result, record, init: dict | None) -> None:
         sidecar = build_sidecar(result, out, fmt, init)
         sidecar["library_id"] = record.id if record is not None else None
         temps.append(write_json_temp(json_target, sidecar))
-        os.replace(temps[1], json_target)  # the sidecar first: it is the likelier to fail
+        temps.append(_keep_old(json_target))
+        os.replace(temps[1], json_target)
         writing = out
-        os.replace(temps[0], out)
+        try:
+            os.replace(temps[0], out)
+        except OSError:
+            _put_back(json_target, temps[2])
+            raise
     except AudioFileError as exc:
         raise UsageError(str(exc)) from exc
     except OSError as exc:
         raise UsageError(sentence(f"Could not write {shown(writing)}", exc,
-                                  "nothing was changed; choose another --out or make room "
+                                  "no file was changed; choose another --out or make room "
                                   "there")) from exc
     finally:
         for temp in temps:
-            remove_quietly(temp)  # a no-op for one already moved into place
-            release(temp)
+            if temp is not None:
+                remove_quietly(temp)  # a no-op for one already moved into place
+                release(temp)
+
+
+def _keep_old(target: Path) -> Path | None:
+    """A hard link to the file at `target` (None when there is none), so it can be put back."""
+    from engines.audio_io.atomic import create_temp_beside, remove_quietly
+
+    if not target.is_file():
+        return None
+    backup = create_temp_beside(target, ".old")
+    remove_quietly(backup)  # only the free name is wanted: os.link will not overwrite
+    try:
+        os.link(target, backup)
+    except OSError:  # a file system without hard links
+        shutil.copyfile(target, backup)
+    return backup
+
+
+def _put_back(target: Path, backup: Path | None) -> None:
+    try:
+        if backup is None:
+            target.unlink(missing_ok=True)
+        else:
+            os.replace(backup, target)
+    except OSError:
+        log.warning("could not restore %s", target, exc_info=True)
 
 
 def _copy_temp(source: Path, target: Path) -> Path:

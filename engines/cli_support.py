@@ -69,6 +69,19 @@ def run_command(name: str, body: Callable[[], int]) -> int:
     return code
 
 
+def argument_text(value: str, flag: str) -> str:
+    """Text from the command line, which may hold bytes that are not UTF-8 (the OS hands them
+    over as surrogate escapes): those become U+FFFD, with a warning, so the tokenizer and the
+    library only ever see valid text."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        fixed = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        warn(f"{flag} held bytes that are not UTF-8 text; they were replaced with \ufffd.")
+        return fixed
+
+
 def warn(message: object) -> None:
     """One `warning: ...` line on stderr, printable whatever the message holds."""
     _print_line("warning", message)

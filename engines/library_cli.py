@@ -15,6 +15,7 @@ from engines.cli_support import (
     EXIT_OK,
     CommandFailed,
     UsageError,
+    argument_text,
     parser_class,
     run_command,
     warn,
@@ -111,6 +112,7 @@ def run_list(library, args: argparse.Namespace) -> int:
     args.limit = min(args.limit, MAX_LISTED)
     filters = {"model": args.model, "favourite": True if args.favourites else None,
                "min_rating": args.min_rating, "include_deleted": args.deleted}
+    args.search = argument_text(args.search, "--search")
     records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
     total = library.count(args.search, **filters)
     _say(f"{'ID':>6}  {'CREATED (UTC)':16}  {'MODEL':9} {'SECONDS':>7} {'SEED':>10}  "

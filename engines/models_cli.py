@@ -83,7 +83,7 @@ def cmd_list(args) -> int:
     print("This machine:")
     for line in report.lines():
         print(f"  {line}")
-    print("Model folders: " + ", ".join(str(r) for r in catalog.roots))
+    print(printable("Model folders: " + ", ".join(str(r) for r in catalog.roots)))
     print("\nEngine files and TensorRT:")
     for line in tensorrt_fit_lines(engines_on_disk(catalog), catalog.tensorrt_version):
         print(f"  {line}")

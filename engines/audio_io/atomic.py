@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import re
 import secrets
 import shutil
 import time
@@ -74,14 +75,14 @@ def release(temp: Path) -> None:
 
 def remove_stale_temps(target: Path) -> int:
     """Remove temporaries of `target` whose writer is gone; returns how many. Never raises."""
-    prefix = _temp_prefix(target)
+    pattern = _stale_pattern(target)
     removed = 0
     try:
         entries = list(os.scandir(target.parent))
     except OSError:
         return 0
     for entry in entries:
-        if not entry.name.startswith(prefix) or TEMP_MARK not in entry.name[len(prefix):]:
+        if not pattern.match(entry.name):
             continue
         if entry.path in _held or not _is_abandoned(entry):
             continue
@@ -94,6 +95,15 @@ def remove_stale_temps(target: Path) -> int:
         removed += 1
         logger.info("Removed %s, left by a save that did not finish", entry.path)
     return removed
+
+
+def _stale_pattern(target: Path) -> re.Pattern[str]:
+    """Names a save of `target` uses for its temporary: today's `.<name>.<hex>.partial<sfx>`
+    and the `.<stem>.<random>.partial<sfx>` earlier versions of the app left behind."""
+    own = re.escape(_temp_prefix(target))
+    stem = re.escape(f".{target.stem}.")
+    return re.compile(rf"^(?:{own}|{stem})[A-Za-z0-9_]{{6,16}}{re.escape(TEMP_MARK)}"
+                      rf"(?:\.[A-Za-z0-9]+)?$")
 
 
 def _is_abandoned(entry: os.DirEntry) -> bool:

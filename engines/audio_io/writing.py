@@ -231,10 +231,10 @@ def _write_failed(
         reason, advice = os_reason(err)
     elif isinstance(err, _IncompleteWrite) or (
         isinstance(err, sf.LibsndfileError)
-        and err.code == 2
         and _disk_looks_full(target.parent, expected_bytes)
     ):
-        # libsndfile reports every OS failure as "System error"; free space tells the likely one.
+        # libsndfile reports OS failures as "System error" (or, for FLAC, as an encoder that
+        # failed to start); free space tells the likely one.
         reason, advice = os_reason(OSError(errno.ENOSPC, "No space left on device"))
     elif isinstance(err, sf.LibsndfileError):
         reason = f"the audio library reported '{err.error_string.rstrip('.')}'"

@@ -232,7 +232,8 @@ def load_extra_roots(data_dir: Path) -> list[Path]:
     folders = read_settings(data_dir).get("extra_model_dirs", [])
     if not isinstance(folders, list):
         return []
-    return [Path(p) for p in folders if isinstance(p, str) and p]
+    # A hand-edited file may hold anything; a NUL byte would make every later path call raise.
+    return [Path(p) for p in folders if isinstance(p, str) and p and "\x00" not in p]
 
 
 def save_extra_roots(data_dir: Path, roots: list[Path]) -> None:
