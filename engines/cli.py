@@ -94,8 +94,8 @@ def _check_output(out: Path | None, fmt: str | None) -> tuple[Path, str]:
         raise UsageError("--out is required; give the file to write, e.g. --out clip.wav.")
     for name in (out.name, sidecar_path(out).name):
         if len(os.fsencode(name)) > NAME_MAX_BYTES:
-            raise UsageError(f"The name {shown(name)} is longer than the file system allows "
-                             f"({NAME_MAX_BYTES} bytes), so nothing was written; choose a "
+            raise UsageError(f"The name {shown(name)} is too long for the file system (more "
+                             f"than {NAME_MAX_BYTES} bytes), so nothing was written; choose a "
                              "shorter --out.")
     try:
         chosen = format_for_path(out, default=fmt or "wav16")

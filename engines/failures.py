@@ -184,10 +184,9 @@ def printable(text: object) -> str:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
-        value = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
+        try:  # bytes the OS handed over as surrogate escapes: show them as the bytes they were
+            value = value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:  # any other lone surrogate (from JSON, say): escape it
             value = value.encode("utf-8", "backslashreplace").decode("utf-8")
     return value
 
