@@ -17,6 +17,14 @@ Accept-Ranges, Content-Range; errors carry X-Error-Code / X-Error-Message as the
 Switches for tests: `gate(repo, accepted_tokens)`, `reject_token(token)`, `rename(repo, new)`,
 `drop_after(path, n)` (send n body bytes once, then cut the connection),
 `corrupt(path)` (serve other bytes than the listing's sha256 describes), and `requests` (the log).
+
+Faults, for requests whose path contains `part` (on either server), after letting `skip` of
+them through, `times` times (None: always):
+`answer(part, status, body)` (a canned answer), `fail(part, status)` (an error without the hub's
+X-Error-Code), `raw(part, data)` (bytes that are not HTTP, then hang up), `stall(part, seconds)`
+(say nothing for a while), `loop(part)` (redirect to itself). For a file's body:
+`stall_after(path, n)` (n bytes, then silence), `serve(path, data, length)` (other bytes, with
+another Content-Length; length None sends none and ends the body by hanging up).
 """
 
 from __future__ import annotations
@@ -56,6 +64,18 @@ class Request:
 
 
 @dataclass
+class _Fault:
+    part: str
+    kind: str  # "answer", "raw", "stall", "loop"
+    times: int | None
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    skip: int = 0
+
+
+@dataclass
 class _Repo:
     files: dict[str, bytes]
     commit: str = COMMIT
@@ -76,7 +96,11 @@ class FakeHub:
         self.rejected_tokens: set[str] = set()
         self.renamed: dict[str, str] = {}  # old repo name -> new one
         self.served: dict[tuple[str, str], bytes] = {}  # bytes sent instead of the real ones
-        self.drops: dict[tuple[str, str], int] = {}
+        self.drops: dict[tuple[str, str], list[int]] = {}  # key -> [nbytes, times left]
+        self.stalls: dict[tuple[str, str], int] = {}
+        self.lengths: dict[tuple[str, str], int | None] = {}  # Content-Length sent instead
+        self.faults: list[_Fault] = []
+        self.stopping = threading.Event()  # ends every stall when the servers stop
         self.page_size = 1000
         self.requests: list[Request] = []
         self._lock = threading.Lock()
@@ -102,9 +126,40 @@ class FakeHub:
         self.repos[new] = self.repos.pop(repo)
         self.renamed[repo] = new
 
-    def drop_after(self, path: str, nbytes: int, repo: str = DEFAULT_REPO) -> None:
-        """The next GET of this file's bytes sends `nbytes` of the body, then hangs up."""
-        self.drops[(repo, path)] = nbytes
+    def drop_after(self, path: str, nbytes: int, repo: str = DEFAULT_REPO,
+                   times: int = 1) -> None:
+        """The next `times` GETs of this file's bytes send `nbytes` of the body, then hang up."""
+        self.drops[(repo, path)] = [nbytes, times]
+
+    def stall_after(self, path: str, nbytes: int, repo: str = DEFAULT_REPO) -> None:
+        """The next GET of this file's bytes sends `nbytes` of the body, then nothing."""
+        self.stalls[(repo, path)] = nbytes
+
+    def serve(self, path: str, data: bytes, length: int | None,
+              repo: str = DEFAULT_REPO) -> None:
+        """Send `data` as this file's bytes with Content-Length `length` (None: no length;
+        the body ends when the server hangs up)."""
+        self.served[(repo, path)] = data
+        self.lengths[(repo, path)] = length
+
+    def answer(self, part: str, status: int, body: bytes = b"",
+               headers: dict[str, str] | None = None, times: int | None = None,
+               skip: int = 0) -> None:
+        self.faults.append(_Fault(part, "answer", times, status, body, dict(headers or {}),
+                                  skip=skip))
+
+    def fail(self, part: str, status: int, times: int | None = None, skip: int = 0) -> None:
+        body = json.dumps({"error": f"fault {status}"}).encode()
+        self.answer(part, status, body, {"Content-Type": "application/json"}, times, skip)
+
+    def raw(self, part: str, data: bytes, times: int | None = None, skip: int = 0) -> None:
+        self.faults.append(_Fault(part, "raw", times, body=data, skip=skip))
+
+    def stall(self, part: str, seconds: float, times: int | None = None, skip: int = 0) -> None:
+        self.faults.append(_Fault(part, "stall", times, seconds=seconds, skip=skip))
+
+    def loop(self, part: str, times: int | None = None, skip: int = 0) -> None:
+        self.faults.append(_Fault(part, "loop", times, status=302, skip=skip))
 
     def corrupt(self, path: str, repo: str = DEFAULT_REPO) -> None:
         """Serve bytes of the right length that do not hash to the listed sha256."""
@@ -123,6 +178,7 @@ class FakeHub:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         for server in self._servers:
             server.shutdown()
             server.server_close()
@@ -165,7 +221,29 @@ class FakeHub:
 
     def _take_drop(self, key: tuple[str, str]) -> int | None:
         with self._lock:
-            return self.drops.pop(key, None)
+            found = self.drops.get(key)
+            if found is None:
+                return None
+            found[1] -= 1
+            if found[1] <= 0:
+                del self.drops[key]
+            return found[0]
+
+    def _take_stall(self, key: tuple[str, str]) -> int | None:
+        with self._lock:
+            return self.stalls.pop(key, None)
+
+    def _take_fault(self, path: str) -> _Fault | None:
+        with self._lock:
+            for fault in self.faults:
+                if fault.part in path and fault.times != 0:
+                    if fault.skip > 0:
+                        fault.skip -= 1
+                        return None
+                    if fault.times is not None:
+                        fault.times -= 1
+                    return fault
+        return None
 
     def _bytes(self, repo: str, path: str) -> bytes:
         return self.served.get((repo, path), self.repos[repo].files[path])
@@ -228,7 +306,29 @@ class _Handler(BaseHTTPRequestHandler):
         self.hub._record(self._request)
         length = int(self.headers.get("Content-Length") or 0)
         self._body = self.rfile.read(length) if length else b""
-        self._route()
+        fault = self.hub._take_fault(unquote(self.path))
+        if fault is None:
+            self._route()
+        else:
+            self._fault(fault)
+
+    def _fault(self, fault: _Fault) -> None:
+        if fault.kind == "raw":
+            self.wfile.write(fault.body)
+            self.close_connection = True
+        elif fault.kind == "stall":
+            self.hub.stopping.wait(fault.seconds)
+            self._route()
+        elif fault.kind == "loop":
+            self._redirect(302, self.path)
+        else:
+            self.send_response(fault.status)
+            headers = {"Content-Length": str(len(fault.body)), **fault.headers}
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(fault.body)
 
     def _route(self) -> None:
         url = urlsplit(self.path)
@@ -380,9 +480,14 @@ class _Handler(BaseHTTPRequestHandler):
                                    {"Content-Range": f"bytes */{len(data)}"})
             status = 206
         body = data[start: end + 1]
+        length = self.hub.lengths.get(key, len(body))
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(body)))
+        if length is None:
+            self.send_header("Connection", "close")
+            self.close_connection = True  # the body ends when the connection does
+        else:
+            self.send_header("Content-Length", str(length))
         self.send_header("Accept-Ranges", "bytes")
         if status == 206:
             self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
@@ -397,7 +502,16 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True  # hang up with the body unfinished
             return
+        stall = self.hub._take_stall(key) if self.command == "GET" else None
+        if stall is not None and stall < len(body):
+            self.wfile.write(body[:stall])
+            self.wfile.flush()
+            self.hub.stopping.wait(30)  # silence until the client gives up or the test ends
+            self.close_connection = True
+            return
         self.wfile.write(body)
+        if length is not None and length > len(body):
+            self.close_connection = True  # fewer bytes than announced: hang up
 
     def _error(self, status: int, code: str | None, message: str,
                headers: dict[str, str] | None = None) -> None:

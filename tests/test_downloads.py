@@ -18,7 +18,7 @@ from engines.catalog import Catalog
 from engines.errors import CancelledError, ModelUnavailableError, RequestError, StudioError
 from engines.gpu import GpuInfo
 from engines.models import download as dl
-from engines.models import hub_files
+from engines.models import hub_files, hub_http
 from engines.models.hub_files import REPO, TOKENIZER_FALLBACK_REPO, RemoteFile, plan_files
 from tests.fake_hub import FakeHub, is_lfs
 
@@ -122,6 +122,8 @@ def hf_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setitem(sys.modules, "keyring", None)  # import keyring -> ImportError
     monkeypatch.setattr(dl, "CHUNK_SIZE", CHUNK)
     monkeypatch.setattr(dl, "RETRY_WAITS_S", (0.0, 0.0, 0.0))
+    monkeypatch.setattr(hub_http, "REQUEST_RETRY_WAITS_S", (0.0, 0.0))
+    monkeypatch.setenv(dl.TIMEOUT_ENV, "5")  # a stalled test fails in seconds, not minutes
     return home
 
 
@@ -424,7 +426,7 @@ def test_too_little_free_space_stops_before_downloading(hub: FakeHub, models: Pa
     dl.check_disk_space(plan, models)  # enough with the 5 % margin
 
 
-def test_a_disk_that_fills_up_while_writing_leaves_no_partial_file(
+def test_a_disk_that_fills_up_while_writing_keeps_the_partial_file_for_next_time(
         hub: FakeHub, models: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     written = []
 
@@ -439,9 +441,15 @@ def test_a_disk_that_fills_up_while_writing_leaves_no_partial_file(
     with pytest.raises(dl.DownloadError) as full:
         dl.download(plan, models)
     message = str(full.value)
-    assert "disk ran full" in message and one_sentence(message)
-    assert not dl.partial_path(models, plan.files[0]).exists()
+    assert "the disk is full" in message and "resumes" in message and one_sentence(message)
     assert not (models / "sm_90/sa3-sm-sfx/dit_fp16.trt").exists()
+    partial = dl.partial_path(models, plan.files[0])
+    assert partial.stat().st_size == 2 * CHUNK
+
+    monkeypatch.setattr(dl, "_write_chunk", lambda fh, data: fh.write(data))  # space again
+    [path] = dl.download(plan, models)
+    assert path.read_bytes() == FILES[BIG] and not partial.exists()
+    assert hub.body_gets(BIG)[-1].range == f"bytes={2 * CHUNK}-"
 
 
 def test_a_gated_repo_asks_for_the_licence_and_a_token(hub: FakeHub, models: Path) -> None:
@@ -474,18 +482,15 @@ def test_an_unreachable_hub_is_one_sentence(hf_env: Path, models: Path,
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     import socket
 
-    import huggingface_hub.utils._http as hf_http
-
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
         endpoint = f"http://127.0.0.1:{sock.getsockname()[1]}"
     monkeypatch.setenv("HF_ENDPOINT", endpoint)
-    expected = f"Could not reach the hub at {endpoint}; check the connection or HF_ENDPOINT."
+    expected = (f"Could not reach the hub at {endpoint} (connection refused); check the network "
+                f"or HF_ENDPOINT.")
     with pytest.raises(dl.DownloadError) as down:
         dl.download(plan_of(BIG), models)
     assert str(down.value) == expected
-    # huggingface_hub retries a listing with backoff; skip its waits
-    monkeypatch.setattr(hf_http, "time", types.SimpleNamespace(sleep=lambda seconds: None))
     with pytest.raises(dl.DownloadError) as listing:
         dl.hub_listing(REPO)
     assert str(listing.value) == expected

@@ -30,11 +30,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from engines.failures import shown
 from engines.models.download_errors import (
     TOKEN_HINT,
+    BusyAnswer,
     DownloadCancelledError,
     DownloadError,
+    NotHubAnswer,
     hub_error,
+    hub_failures,
 )
 from engines.models.download_files import VERIFIED_FILE, PartialFile, already_there
 from engines.models.download_plan import (
@@ -54,6 +58,9 @@ from engines.models.hub_http import (
     LIBRARY_NAME,
     MAX_REDIRECTS,
     READ_TIMEOUT_S,
+    REQUEST_RETRY_WAITS_S,
+    TIMEOUT_ENV,
+    check_status,
     full_length,
     get_stream,
     head_file,
@@ -61,25 +68,27 @@ from engines.models.hub_http import (
     hub_endpoint,
     origin,
     resumes_at,
+    retryable,
+    timeouts,
 )
 from engines.models.hub_token import KEYRING_SERVICE, KEYRING_USER, resolve_token, store_token
 
 __all__ = [
     "CHUNK_SIZE", "CONNECT_TIMEOUT_S", "DEFAULT_ENDPOINT", "DISK_MARGIN", "KEYRING_SERVICE",
     "KEYRING_USER", "LIBRARY_NAME", "MAX_REDIRECTS", "PARTIAL_DIR", "READ_TIMEOUT_S",
-    "RETRY_WAITS_S", "TOKEN_HINT", "VERIFIED_FILE", "DownloadCancelledError", "DownloadError",
-    "DownloadPlan", "ProgressCallback", "check_disk_space", "download", "format_size",
-    "hub_endpoint", "hub_listing", "partial_path", "plan_download", "resolve_token",
-    "store_token",
+    "REQUEST_RETRY_WAITS_S", "RETRY_WAITS_S", "TIMEOUT_ENV", "TOKEN_HINT", "VERIFIED_FILE",
+    "DownloadCancelledError", "DownloadError", "DownloadPlan", "ProgressCallback",
+    "check_disk_space", "download", "format_size", "hub_endpoint", "hub_listing",
+    "partial_path", "plan_download", "resolve_token", "store_token",
 ]
 
 log = logging.getLogger(__name__)
 
 # Read at call time from this module, so tests can make chunks small and retries instant.
 CHUNK_SIZE = 1 << 20
-# Waits before each retry after a dropped connection; the count resets whenever bytes arrive.
-RETRY_WAITS_S: tuple[float, ...] = (0.0, 1.0, 2.0, 4.0, 8.0)
-_RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
+# Waits before each retry after a dropped connection or a busy answer while fetching a file's
+# bytes; the count resets whenever bytes arrive, so only a server that sends nothing runs out.
+RETRY_WAITS_S: tuple[float, ...] = (0.0, 1.0, 3.0)
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 ProgressCallback = Callable[[str, int, int, int, int], None]
@@ -92,8 +101,9 @@ def _write_chunk(fh: IO[bytes], data: bytes) -> None:
     fh.write(data)
 
 
-class _Busy(Exception):
-    """A transient answer (429, 5xx): retry like a dropped connection."""
+class _Interrupted(Exception):
+    """A body that ended before the file did, or a range the server no longer has: fetch the
+    rest again like after a dropped connection."""
 
 
 class _Run:
@@ -113,7 +123,6 @@ class _Run:
         self.reported = 0
         self.hub = origin(endpoint)  # the one origin the token is ever sent to
         self.commits: dict[str, str] = {}  # repo -> commit of its first HEAD: one version
-        self.contacted = False
         self.sized: set[tuple[str, str]] = set()  # files planned with an unknown size
 
     # progress
@@ -129,6 +138,15 @@ class _Run:
     def check_cancel(self) -> None:
         if self.cancel.is_set():
             raise DownloadCancelledError()
+
+    def pause(self, seconds: float) -> None:
+        """Wait before a retry; a cancel ends the wait at once."""
+        if self.cancel.wait(seconds):
+            raise DownloadCancelledError()
+
+    def failed(self, exc: BaseException, remote: RemoteFile) -> DownloadError:
+        return hub_error(exc, repo=remote.repo, what=remote.path, token=self.token,
+                         endpoint=self.endpoint)
 
     # one file
 
@@ -148,46 +166,55 @@ class _Run:
         try:
             expected = self.transfer(remote, state)
         finally:
-            state.close()
+            state.release()
         state.install(remote, final, expected)
         self.done_before += expected
         return final
 
     def transfer(self, remote: RemoteFile, state: PartialFile) -> int:
-        """Fetch the missing bytes into state, retrying dropped connections; returns the
-        file's size."""
-        transient = (httpx_module().TransportError, _Busy)
+        """Fetch the missing bytes into state, resuming after dropped connections; returns the
+        file's size. Bytes arriving reset the count of retries, so a slow but moving download
+        finishes; a server that sends nothing ends in a sentence after RETRY_WAITS_S."""
         failures = 0
         while True:
             self.check_cancel()
+            url, headers, expected = self.locate(remote)
             before = state.have
             try:
-                url, headers, expected = self.locate(remote)
                 self.stream(remote, url, headers, state, expected)
                 if expected and state.have < expected:  # a body that ended early, cleanly
-                    raise _Busy("short body")
+                    raise _Interrupted("the body ended early")
                 state.close(sync=True)
                 return expected
             except DownloadError:
                 raise
-            except transient as exc:
-                if not self.contacted:  # never reached the hub in this run: it is not a blip
-                    raise hub_error(exc, repo=remote.repo, what=remote.path, token=self.token,
-                                    endpoint=self.endpoint) from exc
-                failures = 1 if state.have > before else failures + 1
+            except (_Interrupted, BusyAnswer, httpx_module().TransportError) as exc:
+                moved = state.have > before
+                if not (moved or isinstance(exc, _Interrupted) or retryable(exc)):
+                    raise self.stalled(exc, remote) from exc  # a timeout with nothing sent
+                failures = 1 if moved else failures + 1
                 if failures > len(RETRY_WAITS_S):
-                    raise DownloadError(
-                        f"The connection kept dropping while downloading {remote.local_rel}; "
-                        f"check the connection and download again (it resumes where it "
-                        f"stopped).") from exc
-                log.warning("download of %s interrupted (%s); resuming at %s", remote.local_rel,
-                            type(exc).__name__, format_size(state.have))
+                    raise self.gave_up(exc, remote) from exc
+                log.info("download of %s interrupted (%s); resuming at %s", remote.local_rel,
+                         exc, format_size(state.have))
                 state.close()
-                if self.cancel.wait(RETRY_WAITS_S[failures - 1]):
-                    raise DownloadCancelledError() from None
-            except Exception as exc:
-                raise hub_error(exc, repo=remote.repo, what=remote.path, token=self.token,
-                                endpoint=self.endpoint) from exc
+                self.pause(RETRY_WAITS_S[failures - 1])
+            except hub_failures() as exc:
+                raise self.failed(exc, remote) from exc
+
+    def stalled(self, exc: BaseException, remote: RemoteFile) -> DownloadError:
+        if not isinstance(exc, httpx_module().ReadTimeout):
+            return self.failed(exc, remote)
+        return DownloadError(f"The server stopped sending {remote.local_rel} for "
+                             f"{timeouts()[1]:g} s; check the connection and download again "
+                             f"(it resumes where it stopped).")
+
+    def gave_up(self, exc: BaseException, remote: RemoteFile) -> DownloadError:
+        if isinstance(exc, BusyAnswer):
+            return self.failed(exc, remote)
+        return DownloadError(f"The connection kept dropping while downloading "
+                             f"{remote.local_rel}; check the connection and download again (it "
+                             f"resumes where it stopped).")
 
     def locate(self, remote: RemoteFile) -> tuple[str, dict[str, str], int]:
         """HEAD /resolve: where the bytes are (the hub, or a CDN), the headers to send there and
@@ -199,8 +226,12 @@ class _Run:
         url = hf_hub_url(remote.repo, remote.path, revision=revision, endpoint=self.endpoint)
         headers = build_hf_headers(token=self.token or False, library_name=LIBRARY_NAME)
         headers["Accept-Encoding"] = "identity"  # sizes and ranges of the raw bytes
-        meta = head_file(url, headers, self.hub)
-        self.contacted = True
+        try:
+            meta = head_file(url, headers, self.hub, sleep=self.pause)
+        except DownloadError:
+            raise
+        except hub_failures() as exc:
+            raise self.failed(exc, remote) from exc
         if meta.commit:
             self.commits.setdefault(remote.repo, meta.commit)
         changed = (remote.sha256 and _SHA256.match(meta.etag) and meta.etag != remote.sha256) \
@@ -229,26 +260,33 @@ class _Run:
 
     def receive(self, remote: RemoteFile, response: Any, state: PartialFile,
                 expected: int) -> None:
-        """The bytes of a GET's answer into state."""
-        from huggingface_hub.utils import hf_raise_for_status
-
+        """The bytes of a GET's answer into state, never more than the file's size."""
         status = response.status_code
         if status == 416:  # our bytes do not fit the file any more: start over
             state.reset()
-            raise _Busy("range not satisfiable")
-        if status in _RETRY_STATUS:
-            raise _Busy(f"HTTP {status}")
-        if status >= 400:
-            response.read()
-            hf_raise_for_status(response)
+            raise _Interrupted("range not satisfiable")
+        check_status(response)
+        if status not in (200, 206):
+            raise NotHubAnswer(f"it answered HTTP {status} to a download",
+                               str(response.request.url))
         if state.have and not resumes_at(response, state.have):
             log.info("the server sent %s from the start", remote.local_rel)
             state.reset()
-        total = expected or full_length(response) or 0
+        announced = full_length(response)
+        if expected and announced is not None and announced != expected:
+            raise DownloadError(f"The server announced {announced} bytes for {remote.local_rel} "
+                                f"but the hub lists {expected}; try again later or check "
+                                f"HF_ENDPOINT.")
+        total = expected or announced or 0
         self.report(remote, state.have, total)
         for chunk in response.iter_bytes(CHUNK_SIZE):
             if self.cancel.is_set():
                 raise DownloadCancelledError()
+            if total and state.have + len(chunk) > total:
+                state.discard()
+                raise DownloadError(f"The server sent more than the {total} bytes of "
+                                    f"{remote.local_rel}, so the partial file was deleted; try "
+                                    f"again later or check HF_ENDPOINT.")
             state.write(chunk)
             self.report(remote, state.have, total)
 
@@ -266,9 +304,13 @@ def download(plan: DownloadPlan, models_dir: Path, *, progress: ProgressCallback
     """
     models_dir = Path(models_dir)
     cancel = cancel or threading.Event()
+    endpoint = hub_endpoint()  # before huggingface_hub is imported: some bad ones break that
+    if models_dir.exists() and not models_dir.is_dir():
+        raise DownloadError(f"The models folder {shown(models_dir)} is a file, not a folder; "
+                            f"choose another models folder.")
     check_disk_space(plan, models_dir)
     token = token or resolve_token()
-    run = _Run(models_dir, token=token, endpoint=hub_endpoint(), revision=revision,
+    run = _Run(models_dir, token=token, endpoint=endpoint, revision=revision,
                progress=progress, cancel=cancel, all_total=plan.total_bytes)
     paths = [run.fetch(remote) for remote in plan.files]
     log.info("downloaded %d file(s) into %s", len(paths), models_dir)

@@ -9,7 +9,6 @@ the rename into place is atomic). The chunk size and the write itself are given 
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import logging
@@ -19,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from engines.failures import reason, sentence, shown
 from engines.models.download_errors import DownloadCancelledError, DownloadError
 from engines.models.download_plan import PARTIAL_DIR, format_size
 from engines.models.hub_files import RemoteFile
@@ -88,7 +88,12 @@ def already_there(models_dir: Path, remote: RemoteFile, final: Path, cancel: thr
     entry = _load_verified(models_dir).get(remote.local_rel)
     if entry == {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "sha256": remote.sha256}:
         return True
-    if _sha256_of(final, cancel, chunk_size) == remote.sha256:
+    try:
+        digest = _sha256_of(final, cancel, chunk_size)
+    except OSError as exc:
+        raise DownloadError(sentence(f"Could not read {remote.local_rel} in {shown(models_dir)} "
+                                     f"to check it", exc)) from exc
+    if digest == remote.sha256:
         record_verified(models_dir, remote, final)
         return True
     log.info("%s differs from the hub's copy; downloading it again", remote.local_rel)
@@ -119,7 +124,7 @@ class PartialFile:
                write_chunk: WriteChunk) -> PartialFile:
         state = cls(path, label, models_dir, hashed, write_chunk)
         if not hashed:
-            path.unlink(missing_ok=True)  # nothing to check old bytes against: start over
+            state.discard()  # nothing to check old bytes against: start over
             return state
         try:
             with open(path, "rb") as fh:
@@ -131,7 +136,7 @@ class PartialFile:
         except FileNotFoundError:
             pass
         except OSError as exc:
-            raise state._disk_error(exc) from exc
+            raise state._disk_error(exc, "read") from exc
         if state.have:
             log.info("resuming %s at %s", label, format_size(state.have))
         return state
@@ -159,19 +164,35 @@ class PartialFile:
         except OSError as exc:
             raise self._disk_error(exc) from exc
 
+    def release(self) -> None:
+        """Close the file and keep its bytes, whatever happens: runs while another failure is
+        on its way to the user, which must not be replaced by this one."""
+        try:
+            self.close()
+        except DownloadError:
+            log.debug("closing %s failed", self.path, exc_info=True)
+
     def reset(self) -> None:
         self.discard()
         self.hasher = hashlib.sha256()
         self.have = 0
 
     def discard(self) -> None:
+        """Close and delete the partial file. Never raises: it runs on the way to another
+        sentence; bytes that stay behind are checked again (sha256) before any use."""
+        self._drop_handle()
+        try:
+            self.path.unlink(missing_ok=True)
+        except OSError:
+            log.info("could not delete %s", self.path, exc_info=True)
+
+    def _drop_handle(self) -> None:
         fh, self._fh = self._fh, None
         if fh is not None:
             try:
-                fh.close()
+                fh.close()  # flushes what it can; a full disk fails again here
             except OSError:
                 pass
-        self.path.unlink(missing_ok=True)
 
     def install(self, remote: RemoteFile, final: Path, expected: int) -> None:
         """Rename the finished bytes to final once their size and sha256 match; bytes that do
@@ -191,13 +212,13 @@ class PartialFile:
             raise self._disk_error(exc) from exc
         record_verified(self.models_dir, remote, final)
 
-    def _disk_error(self, exc: OSError) -> DownloadError:
-        self.discard()
-        log.debug("writing %s failed", self.path, exc_info=exc)
-        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-            return DownloadError(f"The disk ran full while writing {self.label} into "
-                                 f"{self.models_dir}; the partial file was removed, so free "
-                                 f"some space and download again.")
-        return DownloadError(f"Could not write {self.label} into {self.models_dir} "
-                             f"({exc.strerror or type(exc).__name__}); check that the folder "
-                             f"is writable.")
+    def _disk_error(self, exc: OSError, doing: str = "write") -> DownloadError:
+        """A failed write (or read) as one sentence. The partial file stays: its bytes so far
+        are hashed again on resume, so the next download goes on where this one stopped."""
+        self._drop_handle()
+        log.info("could not %s %s", doing, self.path, exc_info=exc)
+        _, todo = reason(exc)
+        where = "into" if doing == "write" else "in"
+        return DownloadError(sentence(
+            f"Could not {doing} {self.label} {where} {shown(self.models_dir)}", exc,
+            f"{todo}, then download again (it resumes where it stopped)"))

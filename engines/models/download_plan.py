@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
-from engines.models.download_errors import DownloadError, hub_error
+from engines.failures import printable
+from engines.models.download_errors import DownloadError, NotHubAnswer, hub_error, hub_failures
 from engines.models.hub_files import (
     REPO,
     TOKENIZER_FALLBACK_REPO,
@@ -18,13 +21,14 @@ from engines.models.hub_files import (
     find_tokenizer,
     plan_files,
 )
-from engines.models.hub_http import LIBRARY_NAME, hub_endpoint
+from engines.models.hub_http import LIBRARY_NAME, get_json, hub_endpoint, origin
 from engines.models.hub_token import resolve_token
 
 log = logging.getLogger(__name__)
 
 PARTIAL_DIR = ".downloads"  # under the models folder: partial files and the verified list
 DISK_MARGIN = 0.05
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 def format_size(size: int) -> str:
@@ -41,30 +45,66 @@ def format_size(size: int) -> str:
 
 def hub_listing(repo: str = REPO, revision: str = "main",
                 token: str | None = None) -> list[RemoteFile]:
-    """Every file of a hub repo with its size and, for LFS files, its sha256
-    (HfApi.list_repo_tree, recursive). token None: `resolve_token()`."""
-    from huggingface_hub import HfApi
-    from huggingface_hub.hf_api import RepoFile
+    """Every file of a hub repo with its size and, for LFS files, its sha256 (the recursive
+    tree listing, page by page). token None: `resolve_token()`. DownloadError (one sentence)
+    when the hub cannot be reached or answers something that is not a file list."""
+    endpoint = hub_endpoint()  # first: huggingface_hub fails to import with some bad ones
+    from huggingface_hub.utils import build_hf_headers
 
-    endpoint = hub_endpoint()
     token = token or resolve_token()
-    api = HfApi(endpoint=endpoint, token=token or False, library_name=LIBRARY_NAME)
+    what = f"the file list of {repo}"
+    url: str | None = (f"{endpoint}/api/models/{repo}/tree/{quote(revision, safe='')}"
+                       f"?recursive=true&expand=false")
+    headers = build_hf_headers(token=token or False, library_name=LIBRARY_NAME)
+    files: list[RemoteFile] = []
+    seen: set[str] = set()
     try:
-        entries = list(api.list_repo_tree(repo, recursive=True, revision=revision,
-                                          token=token or False))
-    except Exception as exc:
-        raise hub_error(exc, repo=repo, what=f"the file list of {repo}", token=token,
-                        endpoint=endpoint) from exc
-    files = []
-    for entry in entries:
-        if not isinstance(entry, RepoFile):
-            continue
-        lfs = entry.lfs
-        size = int(lfs.size if lfs is not None else entry.size)
-        sha = str(lfs.sha256).lower() if lfs is not None and lfs.sha256 else None
-        files.append(RemoteFile(entry.path, size, sha, repo=repo))
+        while url is not None:
+            if url in seen:  # a Link header that points back: the list would never end
+                raise NotHubAnswer("its file list never ends", url)
+            seen.add(url)
+            page, next_url = get_json(url, headers, origin(endpoint))
+            files += tree_entries(page, repo, url)
+            url = next_url
+    except DownloadError:
+        raise
+    except hub_failures() as exc:
+        raise hub_error(exc, repo=repo, what=what, token=token, endpoint=endpoint) from exc
     log.info("listed %d file(s) in %s at %s", len(files), repo, endpoint)
     return files
+
+
+def tree_entries(page: object, repo: str, url: str) -> list[RemoteFile]:
+    """The files of one page of a tree listing; NotHubAnswer when it is not a list of entries
+    with a path, a size and (for LFS files) a sha256 the way the hub writes them."""
+    if not isinstance(page, list):
+        raise NotHubAnswer("its file list is not a list", url)
+    files = []
+    for entry in page:
+        if not isinstance(entry, dict) or not isinstance(entry.get("type"), str):
+            raise NotHubAnswer("its file list holds something that is not a file entry", url)
+        if entry["type"] != "file":
+            continue  # folders (and kinds of entry the hub may add later)
+        path, size, lfs = entry.get("path"), _byte_count(entry.get("size")), entry.get("lfs")
+        if not isinstance(path, str) or not path or size is None:
+            raise NotHubAnswer("a file in its file list has no usable path or size", url)
+        sha = None
+        if lfs is not None:
+            sha = lfs.get("oid") if isinstance(lfs, dict) else None
+            lfs_size = _byte_count(lfs.get("size")) if isinstance(lfs, dict) else None
+            if not isinstance(sha, str) or not _SHA256.match(sha.lower()) or lfs_size is None:
+                raise NotHubAnswer(f"the large-file entry of {printable(path)} in its file "
+                                   f"list has no usable sha256 or size", url)
+            size, sha = lfs_size, sha.lower()
+        files.append(RemoteFile(path, size, sha, repo=repo))
+    return files
+
+
+def _byte_count(value: object) -> int | None:
+    """A size from JSON: a whole number of bytes (not a bool, not negative), else None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        return None
+    return value
 
 
 def partial_path(models_dir: Path, remote: RemoteFile) -> Path:
@@ -120,6 +160,7 @@ def plan_download(sets: Sequence[str], arch: str, precisions: Sequence[str], fmt
                   token: str | None = None) -> DownloadPlan:
     """List the hub and plan the files for these sets (see `hub_files.plan_files`); the
     tokenizer's fallback repo is listed only when ours lacks tokenizer.json."""
+    hub_endpoint()  # a bad HF_ENDPOINT is the first thing to say
     token = token or resolve_token()
     listing = hub_listing(REPO, revision, token)
     fallback = None

@@ -9,7 +9,7 @@ import logging
 import os
 from typing import Any
 
-from engines.models.download_errors import DownloadError
+from engines.models.download_errors import DownloadError, quiet_hub_logging
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,7 @@ def resolve_token() -> str | None:
         if value:
             return value
     try:
+        quiet_hub_logging()  # what huggingface_hub says about its token file goes to the log
         from huggingface_hub import get_token
 
         value = (get_token() or "").strip()
