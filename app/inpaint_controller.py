@@ -92,9 +92,11 @@ class InpaintController(QObject):
         (the same read_audio gives the command line); a library that cannot keep it costs
         only the library entry, said after the init is set so the sentence stays visible."""
         from engines.audio_io import pcm16_from_float, read_audio
+        from engines.constants import MAX_INIT_S
 
         try:
-            take = Take(prompt=Path(path).stem, pcm=pcm16_from_float(read_audio(path)),
+            audio = read_audio(path, max_seconds=MAX_INIT_S)  # no model uses more
+            take = Take(prompt=Path(path).stem, pcm=pcm16_from_float(audio),
                         seed=None, model="imported", init_path=Path(path))
         except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
             self.notifier.failed(f"Could not read {shown(path)}", exc)

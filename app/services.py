@@ -56,6 +56,8 @@ class UnavailableLibrary:
     """Stands in for a library that cannot be opened: `notice` says why, and every library
     action raises a LibraryError with that same sentence (which the controllers show)."""
 
+    read_only = True  # nothing can be kept; a real attribute, so the check is not a method
+
     def __init__(self, reason: str) -> None:
         self.notice = reason
 

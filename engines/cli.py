@@ -296,10 +296,14 @@ def _keep_in_library(result, init_audio: Path | None):
         source = path_text(Path(init_audio).resolve()) if init_audio is not None else None
         if init_audio is not None:
             from engines.audio_io import read_audio
+            from engines.constants import SAMPLE_RATE
+            from engines.request import init_frames_needed
 
+            # Only the part the take was made from: a 30-minute file is not copied whole.
+            used_s = init_frames_needed(result.request.seconds) / SAMPLE_RATE
             origin = library.identify(init_audio)  # a take exported earlier, if it is one
             parent_id = library.add_imported(
-                read_audio(init_audio), source,
+                read_audio(init_audio, max_seconds=used_s), source,
                 parent_id=origin.id if origin is not None else None).id
         return library.add(result, parent_id=parent_id, init_source=source)
     except Exception as exc:  # never lose the take: see the docstring

@@ -30,3 +30,7 @@ def codec_length(seconds: float) -> int:
 def output_samples(seconds: float) -> int:
     """Samples per channel the user receives for a request of `seconds`."""
     return int(round(seconds * SAMPLE_RATE))
+
+# The longest init audio any model set can use (the DiT's longest input): reading more of a
+# file than this only costs memory.
+MAX_INIT_S = MAX_LATENTS * SAMPLES_PER_LATENT / SAMPLE_RATE

@@ -21,7 +21,7 @@ from engines.cli_support import (
     warn,
 )
 from engines.errors import StudioError
-from engines.failures import printable
+from engines.failures import printable, sentence, shown
 from engines.paths import DataFolderError
 
 log = logging.getLogger(__name__)
@@ -202,6 +202,11 @@ def run_export(library, args: argparse.Namespace) -> int:
     if args.zip is not None:
         _say(library.export_zip(args.ids, args.zip))
         return EXIT_OK
+    try:
+        args.to.mkdir(parents=True, exist_ok=True)  # a new folder is what --to usually means
+    except OSError as exc:
+        raise UsageError(sentence(f"Could not create the folder {shown(args.to)}", exc,
+                                  "choose another --to")) from exc
     for path in library.export(args.ids, args.to):
         _say(path)
     return EXIT_OK

@@ -76,6 +76,8 @@ def init_entry(path: Path) -> dict | None:
     init files can be long). Taken before anything is written, so an output that replaces its
     own init file still records the input's hash. None when it cannot be read."""
     digest = hashlib.sha256()
+    if not path.is_file():  # a pipe or device would block or never end
+        return None
     try:
         with open(path, "rb") as handle:
             while chunk := handle.read(_HASH_CHUNK):

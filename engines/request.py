@@ -9,6 +9,7 @@ import numbers
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from engines.constants import (
     output_samples,
 )
 from engines.errors import RequestError
+from engines.failures import printable
 from engines.sampling import span_to_latents
 
 DEFAULT_SECONDS = 5.0
@@ -102,26 +104,61 @@ def _is_number(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
-def _fmt(value: float) -> str:
-    return f"{value:g}"
+# Numbers in messages are for people: computed lengths and limits are rounded (to 10 ms for
+# seconds), and a limit is rounded towards the inside of its range, so the number a message
+# offers is always one the check accepts (2.21878 s allowed reads "up to 2.21 s", never a
+# "2.22 s" that would be refused). Values the user typed are echoed as typed; whole numbers a
+# user must type exactly (seeds, steps) are never rounded.
+SECONDS_PLACES = 2
+VALUE_PLACES = 3
+
+
+def _fmt(value: float, places: int = VALUE_PLACES, rounding: str = ROUND_HALF_EVEN) -> str:
+    """`value` with at most `places` decimals and no trailing zeros: 2.21878 -> "2.22"."""
+    try:
+        step = Decimal(1).scaleb(-places)
+        text = format(Decimal(repr(float(value))).quantize(step, rounding=rounding), "f")
+    except (ArithmeticError, ValueError):  # huge or not finite: no rounding to speak of
+        return f"{value:g}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text == "-0" else text
+
+
+def _seconds(value: float) -> str:
+    """A length in seconds as a person reads it (10 ms steps)."""
+    return _fmt(value, SECONDS_PLACES)
+
+
+def _echo(value: float, avoid: str = "") -> str:
+    """A value the user gave, as they would recognise it; fully when six digits would make it
+    read like `avoid` (the limit it broke)."""
+    text = f"{value:.6g}"
+    if text == avoid:
+        text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 def _number(name: str, value: object, low: float, high: float, *, low_open: bool = False,
             unit: str = "", fix: str = "") -> float:
     """A finite real in [low, high] (or (low, high] with low_open), else RequestError."""
+    places = SECONDS_PLACES if unit == " s" else VALUE_PLACES
+    shown_low = _fmt(low, places, ROUND_CEILING)  # rounded into the range
+    shown_high = _fmt(high, places, ROUND_FLOOR)
     if not _is_number(value):
         raise RequestError(f"{name} must be a number, got {value!r}; give a value from "
-                           f"{_fmt(low)} to {_fmt(high)}{unit}.")
+                           f"{shown_low} to {shown_high}{unit}.")
     number = float(value)  # type: ignore[arg-type]
     if not math.isfinite(number):
-        raise RequestError(f"{name} is {number}; give a finite number from {_fmt(low)} to "
-                           f"{_fmt(high)}{unit}.")
+        raise RequestError(f"{name} is {number}; give a finite number from {shown_low} to "
+                           f"{shown_high}{unit}.")
     too_low = number <= low if low_open else number < low
     if too_low or number > high:
         bracket = "above" if low_open else "from"
         tail = f" ({fix})" if fix else ""
-        raise RequestError(f"{name} {_fmt(number)}{unit} is out of range; choose a value "
-                           f"{bracket} {_fmt(low)} to {_fmt(high)}{unit}{tail}.")
+        given = _echo(number, shown_low if too_low else shown_high)
+        raise RequestError(f"{name} {given}{unit} is out of range; choose a value "
+                           f"{bracket} {shown_low} to {shown_high}{unit}{tail}.")
     return number
 
 
@@ -161,16 +198,35 @@ def parse_span(text: str) -> tuple[float, float]:
 # Audio and spans
 
 
-def _load_init_audio(value: AudioInput) -> np.ndarray | None:
+def init_frames_needed(seconds: float) -> int:
+    """Frames of init audio a request of `seconds` uses: whole latents, at least the codec's
+    minimum, so reading more of a file than this is wasted memory."""
+    return codec_length(seconds) * SAMPLES_PER_LATENT
+
+
+@dataclass(frozen=True)
+class _InitAudio:
+    audio: np.ndarray  # float32 (N, 2), at most the frames the request can use
+    seconds: float  # the whole file's (or array's) length, for the warnings
+    source: str
+
+
+def _load_init_audio(value: AudioInput, max_frames: int) -> _InitAudio | None:
+    """The init audio, of which only the first `max_frames` are read (a long file costs the
+    clip's memory, not the file's), with the full length it has."""
     if value is None:
         return None
     if isinstance(value, (str, Path)):
-        from engines.audio_io import read_audio  # lazy: pulls in the audio file libraries
+        from engines.audio_io import audio_info, read_audio  # lazy: the audio file libraries
 
-        audio = np.asarray(read_audio(value))
-        source = f"'{value}'"
+        info = audio_info(value)
+        # The length read_audio gives a whole file: round(frames * SAMPLE_RATE / rate).
+        full_frames = (info.frames * SAMPLE_RATE + info.samplerate // 2) // info.samplerate
+        audio = np.asarray(read_audio(value, max_seconds=max_frames / SAMPLE_RATE))
+        source = f"'{printable(value)}'"
     elif isinstance(value, np.ndarray):
         audio = value
+        full_frames = value.shape[0] if value.ndim >= 1 else 0
         source = "the init audio array"
     else:
         raise RequestError(f"init audio must be a file path or a float32 (N, 2) array, got "
@@ -181,10 +237,14 @@ def _load_init_audio(value: AudioInput) -> np.ndarray | None:
     if not np.issubdtype(audio.dtype, np.floating):
         raise RequestError(f"{source} has dtype {audio.dtype}; init audio must be float "
                            f"samples in [-1, 1].")
-    audio = np.ascontiguousarray(audio, dtype=np.float32)
+    # Only the part used is converted and checked; _fit_frames copies it, so the caller's
+    # array is never aliased.
+    if audio.shape[0] < max_frames:  # all of it was read: its length is exact
+        full_frames = audio.shape[0]
+    audio = np.ascontiguousarray(audio[:max_frames], dtype=np.float32)
     if not np.isfinite(audio).all():
         raise RequestError(f"{source} contains NaN or infinite samples; use a clean file.")
-    return audio
+    return _InitAudio(audio, full_frames / SAMPLE_RATE, source)
 
 
 def _fit_frames(audio: np.ndarray, frames: int) -> np.ndarray:
@@ -214,16 +274,17 @@ def _check_spans(spans: object, seconds: float) -> list[tuple[float, float]]:
         raise RequestError(f"inpaint spans must be a list of (start, end) pairs in seconds, "
                            f"got {spans!r}.")
     checked: list[tuple[float, float]] = []
+    clip = _fmt(seconds, SECONDS_PLACES, ROUND_FLOOR)
     for span in spans:
         if isinstance(span, (str, bytes)) or not isinstance(span, Sequence) or len(span) != 2:
             raise RequestError(f"inpaint span {span!r} is not a (start, end) pair in seconds; "
                                f"write it as START:END, e.g. 1.5:2.25.")
         start = _number("inpaint span start", span[0], 0.0, seconds, unit=" s",
-                        fix=f"keep spans inside the {_fmt(seconds)} s clip")
+                        fix=f"keep spans inside the {clip} s clip")
         end = _number("inpaint span end", span[1], 0.0, seconds, unit=" s",
-                      fix=f"keep spans inside the {_fmt(seconds)} s clip")
+                      fix=f"keep spans inside the {clip} s clip")
         if start >= end:
-            raise RequestError(f"inpaint span {_fmt(start)}:{_fmt(end)} is empty or reversed; "
+            raise RequestError(f"inpaint span {_echo(start)}:{_echo(end)} is empty or reversed; "
                                f"its start must be before its end.")
         checked.append((start, end))
     return checked
@@ -235,7 +296,7 @@ def _latent_spans(spans: Sequence[tuple[float, float]]) -> list[tuple[int, int]]
         first, stop = span_to_latents(start, end)
         if stop <= first:
             raise RequestError(
-                f"inpaint span {_fmt(start)}:{_fmt(end)} covers no whole latent: spans are "
+                f"inpaint span {_echo(start)}:{_echo(end)} covers no whole latent: spans are "
                 f"snapped to {SAMPLES_PER_LATENT}-sample (~{LATENT_MS:.1f} ms) steps, so make "
                 f"it longer or move its edges.")
         if result and first <= result[-1][1]:
@@ -274,30 +335,33 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
         level = _number("init noise level", req.init_noise_level, SIGMA_MIN, 1.0,
                         fix=f"below {_fmt(SIGMA_MIN)} the model emits NaN")
 
-    audio = _load_init_audio(req.init_audio)
+    asked = None if req.seconds is None else _number("seconds", req.seconds, MIN_SECONDS,
+                                                     max_seconds, unit=" s")
+    init = _load_init_audio(req.init_audio, init_frames_needed(
+        max_seconds if asked is None else asked))
     spans_in = req.inpaint_spans if req.inpaint_spans is not None else ()
-    if audio is None:
+    if init is None:
         if level is not None:
-            raise RequestError(f"init noise level {_fmt(level)} needs init audio; pass "
+            raise RequestError(f"init noise level {_echo(level)} needs init audio; pass "
                                f"--init-audio FILE or leave the level unset.")
         if len(spans_in) > 0:
             raise RequestError("inpainting needs init audio; pass --init-audio FILE (the "
                                "spans say which parts of it to regenerate).")
 
-    if req.seconds is None:
-        if audio is not None:
-            seconds = audio.shape[0] / SAMPLE_RATE
-            if seconds > max_seconds:
-                warnings.append(f"The init audio is {seconds:.1f} s long; only its first "
-                                f"{max_seconds:.1f} s are used.")
-                seconds = max_seconds
-            elif seconds < MIN_SECONDS:
-                raise RequestError(f"The init audio is only {seconds:.3f} s long; it must be "
-                                   f"at least {_fmt(MIN_SECONDS)} s.")
-        else:
-            seconds = DEFAULT_SECONDS
+    if asked is not None:
+        seconds = asked
+    elif init is not None:
+        seconds = init.seconds
+        if seconds > max_seconds:
+            if _seconds(seconds) != _seconds(max_seconds):  # else the cut is under 10 ms
+                warnings.append(f"The init audio is {_seconds(seconds)} s long; only its "
+                                f"first {_seconds(max_seconds)} s are used.")
+            seconds = max_seconds
+        elif seconds < MIN_SECONDS:
+            raise RequestError(f"The init audio is only {_fmt(seconds, 3, ROUND_FLOOR)} s "
+                               f"long; it must be at least {_fmt(MIN_SECONDS)} s.")
     else:
-        seconds = _number("seconds", req.seconds, MIN_SECONDS, max_seconds, unit=" s")
+        seconds = DEFAULT_SECONDS
 
     if not prompt:
         warnings.append("The prompt is empty, so the sound is unconditioned.")
@@ -307,31 +371,32 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
 
     latent_len = codec_length(seconds)
     init_audio: np.ndarray | None = None
-    if audio is not None:
-        have = audio.shape[0] / SAMPLE_RATE
-        if req.seconds is not None and have + 0.5 / SAMPLE_RATE < seconds:
-            warnings.append(f"The init audio ({have:.2f} s) is shorter than {_fmt(seconds)} s; "
+    if init is not None:
+        # Compared as shown, so a warning never reads "1.09 s is shorter than 1.09 s".
+        have, want = _seconds(init.seconds), _seconds(seconds)
+        if asked is not None and Decimal(have) < Decimal(want):
+            warnings.append(f"The init audio ({have} s) is shorter than {want} s; "
                             f"the rest is silence.")
-        elif req.seconds is not None and have - 0.5 / SAMPLE_RATE > seconds:
-            warnings.append(f"The init audio ({have:.2f} s) is longer than {_fmt(seconds)} s; "
-                            f"only its first {_fmt(seconds)} s are used.")
-        init_audio = _fit_frames(audio, latent_len * SAMPLES_PER_LATENT)
+        elif asked is not None and Decimal(have) > Decimal(want):
+            warnings.append(f"The init audio ({have} s) is longer than {want} s; "
+                            f"only its first {want} s are used.")
+        init_audio = _fit_frames(init.audio, latent_len * SAMPLES_PER_LATENT)
 
     spans: tuple[tuple[float, float], ...] = ()
     latent_spans: tuple[tuple[int, int], ...] = ()
-    if audio is not None and len(spans_in) > 0:
+    if init is not None and len(spans_in) > 0:
         mode = "inpaint"
         spans = tuple(_merge(_check_spans(spans_in, seconds)))
         latent_spans = tuple(_latent_spans(spans))
         sigma_max = 1.0
         if level is not None:
-            warnings.append(f"init noise level {_fmt(level)} is ignored: inpainting always "
+            warnings.append(f"init noise level {_echo(level)} is ignored: inpainting always "
                             f"starts from full noise.")
             level = None
         if len(spans) == 1 and spans[0][0] <= 0.0 and spans[0][1] >= seconds:
             warnings.append("The inpaint spans cover the whole clip, so nothing of the init "
                             "audio is kept.")
-    elif audio is not None:
+    elif init is not None:
         mode = "a2a"
         level = DEFAULT_A2A_NOISE_LEVEL if level is None else level
         sigma_max = level

@@ -27,12 +27,22 @@ class PromptTokenizer:
     def __init__(self, path: Path) -> None:
         from tokenizers import Tokenizer
 
+        from engines.failures import printable, sentence
+
         try:
-            self._tokenizer = Tokenizer.from_file(str(path))
+            # Read here, not by path: the tokenizers library only takes UTF-8 path strings,
+            # and a data folder's path may hold other bytes.
+            data = Path(path).read_bytes()
+        except OSError as exc:
+            raise ModelUnavailableError(sentence(
+                f"The tokenizer '{printable(path)}' could not be read", exc,
+                "download the model set again")) from exc
+        try:
+            self._tokenizer = Tokenizer.from_buffer(data)
         except Exception as exc:  # the library raises bare Exceptions on bad files
             raise ModelUnavailableError(
-                f"The tokenizer '{path}' could not be loaded ({exc}); download the model set "
-                f"again.") from exc
+                f"The tokenizer '{printable(path)}' could not be loaded (it is not a valid "
+                "tokenizer.json); download the model set again.") from exc
         self.path = Path(path)
 
     def encode(self, text: str) -> TokenizedPrompt:

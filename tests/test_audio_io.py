@@ -287,6 +287,36 @@ def test_text_file_renamed_wav(tmp_path: Path, reader) -> None:
     _assert_one_sentence(caught.value, "notes.wav")
 
 
+@READ_FUNCTIONS
+def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path, reader) -> None:
+    fifo = tmp_path / "init.wav"
+    os.mkfifo(fifo)  # opening it to read would block until something writes
+    with pytest.raises(AudioFileError, match="pipe, socket or device") as caught:
+        reader(fifo)
+    _assert_one_sentence(caught.value, "init.wav")
+
+
+def test_a_file_of_nothing_but_nan_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "nan.wav"
+    sf.write(path, np.full((100, 2), np.nan, np.float32), SAMPLE_RATE, subtype="FLOAT")
+    with pytest.raises(AudioFileError, match="NaN or infinite") as caught:
+        read_audio(path)
+    _assert_one_sentence(caught.value, "nan.wav")
+
+
+@READ_FUNCTIONS
+def test_a_name_that_is_not_utf8_still_reads(tmp_path: Path, reader) -> None:
+    path = tmp_path / "caf\udce9.wav"  # the byte 0xe9 on disk, as Python hands it over
+    sf.write(os.fsencode(path), np.full((10, 2), 0.5, np.float32), SAMPLE_RATE,
+             subtype="FLOAT")
+    result = reader(path)
+    assert (result.shape[0] if isinstance(result, np.ndarray) else result.frames) == 10
+    with pytest.raises(AudioFileError) as caught:
+        reader(tmp_path / "gone-\udcff.wav")
+    assert "\\xff" in str(caught.value)
+    str(caught.value).encode("utf-8")  # printable anywhere: no lone surrogates
+
+
 def test_truncated_header_is_reported_not_raised(tmp_path: Path) -> None:
     path = tmp_path / "cut.flac"
     sf.write(path, np.zeros((4096, 2)), SAMPLE_RATE, format="FLAC")
@@ -527,7 +557,8 @@ def test_failed_write_leaves_target_and_no_temp_file(
     target, before = _existing_take(tmp_path)
 
     def failing_write(file, *args, **kwargs) -> None:
-        Path(os.fsdecode(file)).write_bytes(b"half a header")  # a partial file, as a real failure leaves
+        # a partial file, as a real failure leaves
+        Path(os.fsdecode(file)).write_bytes(b"half a header")
         raise raised
 
     monkeypatch.setattr(sf, "write", failing_write)

@@ -3,6 +3,7 @@ and the database surviving crashes, old versions and damage."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -434,11 +435,11 @@ def test_version_1_database_migrates_with_data_kept(tmp_path: Path, files):
 
 
 @pytest.mark.parametrize("damage", ["garbage", "pages"])
-def test_corrupt_database_is_moved_aside_and_takes_recovered(tmp_path: Path, files, damage):
+def test_corrupt_database_is_copied_aside_and_takes_recovered(tmp_path: Path, files, damage):
     root = tmp_path / "library"
     lib = ClipLibrary(root)
     kept = [lib.add(make_result(files, prompt=f"take {i}", seed=i)) for i in range(1, 40)]
-    lib.update(2, tags=["lost with the database"])
+    lib.update(2, tags=["kept by the edit journal"])
     lib.close()
     db = root / "library.sqlite3"
     if damage == "garbage":
@@ -458,13 +459,14 @@ def test_corrupt_database_is_moved_aside_and_takes_recovered(tmp_path: Path, fil
         aside = [p for p in root.iterdir() if p.name.startswith("library.sqlite3.corrupt-")]
         assert len(aside) == 1 and aside[0].read_bytes() == broken
         assert str(aside[0]) in lib.notice
-        # The new database works, and every take came back from the note in its audio file.
+        # The new database works, and every take came back (from its readable row, or the
+        # note in its audio file and the edit journal), tags and all (see test_library_salvage).
         assert lib.count() == len(kept)
         back = lib.get(7)
         assert (back.prompt, back.seed, back.model) == ("take 7", 7, "demo")
         assert np.array_equal(lib.load_audio(7), make_result(files, seed=7).pcm)
-        assert back.audio_path == kept[6].audio_path
-        assert "Recovered" in back.notes
+        assert back.audio_path == kept[6].audio_path and back == kept[6]
+        assert lib.get(2).tags == ["kept by the edit journal"]
         assert lib.add(make_result(files, seed=99)).id == len(kept) + 1
     finally:
         lib.close()
@@ -536,13 +538,13 @@ if mode == "loop":
             lib.restore(record.id - 1)
 first = lib.add(t.make_result(files, prompt="before " + mode, seconds=0.2))
 if mode == "mid_write":
-    def half(path, audio, rate, title, comment):
+    def half(path, audio, encoding, rate, title, comment):
         import soundfile as sf
         with sf.SoundFile(str(path), "w", rate, 2, "PCM_16", format="WAV") as f:
             f.write(audio[: len(audio) // 2])
             f.flush()
             die()
-    L.wavmeta.write_wav = half
+    L.wavmeta.write_take = half
 elif mode == "before_commit":
     L.ClipLibrary._insert = lambda self, row: die()
 elif mode == "mid_delete":
@@ -712,3 +714,205 @@ def test_cli_generate_records_and_library_commands(capsys, monkeypatch, tmp_path
     assert code == 2 and err.count("\n") == 1 and "#42" in err
     code, _, err = _cli(capsys, "library", "remove", "1")
     assert code == 2 and err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------------------------
+# A library that cannot be written
+
+
+@contextlib.contextmanager
+def read_only_folder(folder: Path):
+    """`folder` made read-only for this process: a read-only bind mount over itself when
+    running as root (chmod does not stop root), else chmod; skips when neither works."""
+    mounted = False
+    if os.geteuid() == 0:
+        mount = shutil.which("mount")
+        if mount is None or subprocess.run([mount, "--bind", str(folder), str(folder)],
+                                           capture_output=True).returncode != 0:
+            pytest.skip("running as root without bind mounts: cannot make a folder read-only")
+        mounted = True
+        if subprocess.run([mount, "-o", "remount,ro,bind", str(folder)],
+                          capture_output=True).returncode != 0:
+            _unmount(folder)
+            pytest.skip("this system refuses read-only bind mounts")
+    else:
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+    try:
+        probe = folder / "probe"
+        try:
+            probe.write_bytes(b"")
+        except OSError:
+            pass
+        else:
+            probe.unlink()
+            pytest.skip("the folder stayed writable")
+        yield
+    finally:
+        if mounted:
+            _unmount(folder)
+        else:
+            for path in [folder, *folder.rglob("*")]:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def _unmount(folder: Path) -> None:
+    if subprocess.run(["umount", str(folder)], capture_output=True).returncode != 0:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+LEAVE_WAL = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA wal_autocheckpoint=0")
+conn.execute("UPDATE takes SET rating = 2 WHERE id = 1")
+os._exit(0)  # no close: the change stays in the write-ahead log, as after a crash
+"""
+
+
+@pytest.mark.parametrize("wal", [False, True], ids=["checkpointed", "wal-left-behind"])
+def test_read_only_library_can_be_browsed_and_refuses_changes(tmp_path: Path, files, wal):
+    root = tmp_path / "library"
+    with ClipLibrary(root) as lib:
+        take = lib.add(make_result(files, prompt="door slam", seed=3), name="Door")
+        imported = lib.add_imported(np.full((2000, 2), 300, np.int16), "/sounds/hit.wav")
+        lib.update(take.id, tags=["wood"], rating=4)
+    if wal:
+        subprocess.run([sys.executable, "-c", LEAVE_WAL, str(root / "library.sqlite3")],
+                       check=True)
+        assert (root / "library.sqlite3-wal").stat().st_size > 0
+    files_before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    out = tmp_path / "out"
+    out.mkdir()
+
+    with read_only_folder(root):
+        lib = ClipLibrary(root)
+        try:
+            assert lib.read_only
+            notice = lib.notice or ""
+            assert "read-only" in notice and notice.count(". ") == 0 and notice.endswith(".")
+            assert "close other" not in notice
+            records = lib.search(include_deleted=True, limit=None)
+            assert [r.id for r in records] == [imported.id, take.id]
+            assert lib.get(take.id).rating == (2 if wal else 4)  # the WAL was read
+            assert [r.id for r in lib.search("wood")] == [take.id] and lib.count() == 2
+            assert np.array_equal(lib.load_audio(take.id), make_result(files, seed=3).pcm)
+            written = lib.export([take.id, imported.id], out)
+            assert [p.suffix for p in written] == [".wav", ".flac"]
+            assert lib.identify(written[0]).id == take.id
+            refused = [lambda: lib.add(make_result(files, seed=9)),
+                       lambda: lib.add_imported(np.ones((100, 2), np.int16), "x.wav"),
+                       lambda: lib.update(take.id, rating=1),
+                       lambda: lib.update(take.id, notes="x"), lambda: lib.delete(take.id)]
+            for change in refused:
+                with pytest.raises(LibraryError) as info:
+                    change()
+                message = str(info.value)
+                assert "read-only" in message and "nothing was changed" in message
+                assert "close other" not in message and message.count(". ") == 0
+        finally:
+            lib.close()
+    files_after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert files_after == files_before  # not a byte written, not a file added
+
+
+def test_read_only_folder_without_a_library_is_one_sentence(tmp_path: Path):
+    root = tmp_path / "empty"
+    root.mkdir()
+    with read_only_folder(root):
+        with pytest.raises(LibraryError, match="read-only") as info:
+            ClipLibrary(root)
+    assert str(info.value).count(". ") == 0
+
+
+# --------------------------------------------------------------------------------------------
+# Hostile input: every failure a LibraryError sentence, never a raw exception
+
+
+def test_impossible_ids_are_sentences(lib: ClipLibrary, files):
+    take = lib.add(make_result(files))
+    for bad in (1180591620717411303424, -1, 0, 2**63, np.int64(-5)):
+        with pytest.raises(LibraryError, match=r"There is no take #-?\d+ in the library"):
+            lib.get(bad)
+        with pytest.raises(LibraryError, match="no take #"):
+            lib.update(bad, rating=1)
+        with pytest.raises(LibraryError, match="no take #"):
+            lib.export([take.id, bad], lib.root.parent)
+        with pytest.raises(LibraryError, match="no take #"):
+            lib.add(make_result(files, seed=2), parent_id=bad)
+    for bad in ("abc", 1.5, None, True):
+        with pytest.raises(LibraryError, match="not a take id"):
+            lib.get(bad)
+    assert lib.get("1").id == take.id  # digits, as a command line gives them
+    with pytest.raises(LibraryError, match="Tags must be"):
+        lib.update(take.id, tags=5)
+    with pytest.raises(LibraryError, match="not a take id"):
+        lib.export(None, lib.root.parent)
+    assert lib.search(limit=2**80, offset=2**80) == []
+    assert [r.id for r in lib.search(limit=2**80)] == [take.id]
+    assert lib.search(min_rating=2**70) == [] and lib.count(min_rating=2**70) == 0
+    assert lib.search(until="9999-12-31") and lib.search(since="0001-01-01T00:00+05:00")
+    with pytest.raises(LibraryError, match="no take #"):
+        lib.lineage(2**70)
+
+
+def test_text_that_is_not_utf8_is_kept_visible(lib: ClipLibrary, tmp_path: Path):
+    """Bytes of a file name that are not UTF-8 reach Python as surrogate escapes, which
+    SQLite and libsndfile refuse; the library keeps them as \\xff escapes instead."""
+    odd = tmp_path / "engines-\udcff"  # the bytes b'engines-\xff' on disk
+    files = engine_files_in(odd)
+    source = "/sounds/caf\udce9.wav"
+    imported = lib.add_imported(np.full((500, 2), 7, np.int16), source, name="n\udcffx")
+    assert imported.init_source == "/sounds/caf\\xe9.wav" and imported.name == "n\\xffx"
+    take = lib.add(make_result(files, prompt="rain \udcff roof", seed=4),
+                   init_source=source, name="\ud800odd")
+    assert take.prompt == "rain \\xff roof" and take.name == "\\ud800odd"
+    assert all("\\xff" in e["path"] for e in take.engine_files)
+    assert lib.update(take.id, notes="x\udcffy", tags=["t\udcff"]).notes == "x\\xffy"
+    assert [r.id for r in lib.search("caf")] == [take.id, imported.id]
+    assert lib.add(make_result(files, prompt="again", seed=5)).engine_files == \
+        take.engine_files  # the hash cache found them under the same escaped names
+
+
+def test_unreadable_take_audio_is_a_sentence(lib: ClipLibrary, files):
+    take = lib.add(make_result(files))
+    take.audio_path.write_bytes(b"RIFF" + os.urandom(200))
+    for read in (lib.load_audio, lib.load_float_audio):
+        with pytest.raises(LibraryError, match=r"cannot be read: the file is damaged") as info:
+            read(take.id)
+        assert str(info.value).count(". ") == 0
+
+
+def test_database_failing_under_a_read_is_a_sentence(lib: ClipLibrary, files):
+    lib.add(make_result(files))
+    conn = lib._conn
+    lib._conn = sqlite3.connect(":memory:")  # a database that has lost its tables
+    try:
+        for read in (lambda: lib.get(1), lambda: lib.search(), lambda: lib.count(),
+                     lib.models):
+            with pytest.raises(LibraryError, match="^The library could not be read") as info:
+                read()
+            assert str(info.value).count(". ") == 0
+    finally:
+        lib._conn.close()
+        lib._conn = conn
+
+
+def test_library_in_a_folder_whose_name_is_not_utf8(tmp_path: Path, files):
+    root = tmp_path / "h\udcff\udcfeome" / "library"
+    with ClipLibrary(root) as lib:
+        take = lib.add(make_result(files, prompt="coin"))
+        imported = lib.add_imported(np.full((300, 2), 9, np.int16), str(root / "x\udcff.wav"))
+        assert np.array_equal(lib.load_audio(imported.id), np.full((300, 2), 9, np.int16))
+        assert lib.identify(take.audio_path).id == take.id
+    (root / "library.sqlite3").write_bytes(b"")  # and it can be rebuilt there
+    with ClipLibrary(root) as lib:
+        assert lib.count() == 2 and "\\xff\\xfe" in (lib.notice or "")
+        (lib.notice or "").encode("utf-8")
+
+
+def test_identify_never_waits_on_a_pipe(lib: ClipLibrary, tmp_path: Path):
+    fifo = tmp_path / "copy.wav"
+    os.mkfifo(fifo)  # opening it to read would block until something writes
+    assert lib.identify(fifo) is None and read_metadata(fifo) is None
+    assert lib.identify(tmp_path) is None

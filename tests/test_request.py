@@ -212,7 +212,7 @@ def test_init_audio_does_not_alias_the_callers_array() -> None:
 def test_overlong_init_audio_is_cut_to_the_limit_with_a_warning() -> None:
     v = validate_request(GenerationRequest("x", init_audio=stereo(3.5), seed=1), 3.0)
     assert v.seconds == 3.0
-    assert any("only its first 3.0 s" in w for w in v.warnings)
+    assert "The init audio is 3.5 s long; only its first 3 s are used." in v.warnings
 
 
 @pytest.mark.parametrize("audio, named", [
@@ -221,7 +221,8 @@ def test_overlong_init_audio_is_cut_to_the_limit_with_a_warning() -> None:
     (np.zeros((0, 2), np.float32), "(0, 2)"),
     (np.zeros((100, 2), np.int16), "int16"),
     (np.full((100, 2), np.nan, np.float32), "NaN"),
-    (np.zeros((1000, 2), np.float32), "0.023"),  # 23 ms is under the 0.1 s minimum
+    (np.zeros((1000, 2), np.float32), "only 0.022 s"),  # 22.7 ms is under the 0.1 s minimum
+    (np.zeros((4409, 2), np.float32), "only 0.099 s"),  # never "0.1 s ... at least 0.1 s"
 ])
 def test_bad_init_arrays(audio: np.ndarray, named: str) -> None:
     with pytest.raises(RequestError) as err:
@@ -234,35 +235,90 @@ def test_init_audio_of_wrong_type() -> None:
         check(init_audio=[0.0, 0.0])
 
 
-def _fake_audio_io(monkeypatch: pytest.MonkeyPatch, reader) -> None:
+def _fake_audio_io(monkeypatch: pytest.MonkeyPatch, reader, frames: int = SR) -> None:
     fake = types.ModuleType("engines.audio_io")
     fake.read_audio = reader  # type: ignore[attr-defined]
+    fake.audio_info = lambda path: types.SimpleNamespace(  # type: ignore[attr-defined]
+        frames=frames, samplerate=SR, channels=2)
     monkeypatch.setitem(sys.modules, "engines.audio_io", fake)
 
 
-def test_init_audio_path_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_init_audio_path_is_read_only_as_far_as_needed(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
     calls: list[object] = []
 
-    def read_audio(path: object) -> np.ndarray:
-        calls.append(path)
+    def read_audio(path: object, max_seconds: float | None = None) -> np.ndarray:
+        calls.append((path, max_seconds))
         return stereo(1.0, 0.5)
 
     _fake_audio_io(monkeypatch, read_audio)
     file = tmp_path / "loop.wav"
     v = check(init_audio=file, seed=1)
-    assert calls == [file]
+    # No length asked: at most the model's maximum, in whole latents.
+    assert calls == [(file, 4096 * 4096 / SR)]
     assert v.mode == "a2a" and v.seconds == 1.0 and v.out_samples == 44100
     assert v.init_audio is not None and v.init_audio.shape == (32 * 4096, 2)
     assert v.init_audio[0, 0] == 0.5
+    calls.clear()
+    check(init_audio=file, seed=1, seconds=4.0)
+    assert calls == [(file, 44 * 4096 / SR)]  # 4 s is 44 latents
+
+
+def test_long_file_warns_with_its_whole_length(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the start is read, yet the warning still tells the file's real length."""
+    _fake_audio_io(monkeypatch, lambda path, max_seconds=None: stereo(max_seconds),
+                   frames=30 * 60 * SR)
+    v = check(init_audio="long.wav", seed=1, seconds=2.0)
+    assert "The init audio (1800 s) is longer than 2 s; only its first 2 s are used." \
+        in v.warnings
+    limited = validate_request(GenerationRequest("x", init_audio="long.wav", seed=1), 3.0)
+    assert "The init audio is 1800 s long; only its first 3 s are used." in limited.warnings
 
 
 def test_audio_file_errors_propagate(monkeypatch: pytest.MonkeyPatch) -> None:
-    def read_audio(path: object) -> np.ndarray:
+    def read_audio(path: object, max_seconds: float | None = None) -> np.ndarray:
         raise AudioFileError(f"'{path}' is not an audio file; choose a WAV or FLAC file.")
 
     _fake_audio_io(monkeypatch, read_audio)
     with pytest.raises(AudioFileError, match="notes.txt"):
         check(init_audio="notes.txt")
+
+
+# ------------------------------------------------------------------------------------------
+# Numbers in messages are for people
+
+
+def test_computed_limits_are_rounded_into_their_range() -> None:
+    audio = np.full((97848, 2), 0.25, np.float32)  # 2.21878 s
+    with pytest.raises(RequestError) as err:
+        check(init_audio=audio, inpaint_spans=[(0.5, 3.0)], seed=1)
+    message = str(err.value)
+    assert "2.21878" not in message
+    # The limit offered is one the check accepts (2.22 would be refused).
+    assert message == ("inpaint span end 3 s is out of range; choose a value from 0 to 2.21 s "
+                       "(keep spans inside the 2.21 s clip).")
+    assert check(init_audio=audio, inpaint_spans=[(0.5, 2.21)], seed=1).mode == "inpaint"
+
+
+def test_a_value_just_past_a_limit_never_reads_like_the_limit() -> None:
+    with pytest.raises(RequestError, match=r"cfg 15\.0000001 is out of range; choose a value "
+                                           r"from 0 to 15 "):
+        check(cfg=15.0000001)
+    with pytest.raises(RequestError, match=r"seed 4294967296 is out of range; choose a whole "
+                                           r"number from 0 to 4294967295\."):
+        check(seed=2**32)
+
+
+def test_length_warnings_compare_what_they_print() -> None:
+    just_under = np.full((48065, 2), 0.1, np.float32)  # 1.08991 s
+    assert not [w for w in check(init_audio=just_under, seconds=1.09, seed=1).warnings
+                if "init audio" in w]
+    short = check(init_audio=just_under, seconds=1.1, seed=1)
+    assert "The init audio (1.09 s) is shorter than 1.1 s; the rest is silence." in \
+        short.warnings
+    longer = check(init_audio=just_under, seconds=1.08, seed=1)
+    assert "The init audio (1.09 s) is longer than 1.08 s; only its first 1.08 s are used." \
+        in longer.warnings
 
 
 # ------------------------------------------------------------------------------------------

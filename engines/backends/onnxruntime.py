@@ -30,6 +30,18 @@ _NUMPY_TYPES = {
 DECODER_OUTPUTS = ("pcm", "pcm_unbounded", "audio")
 
 
+def _model_source(path: Path) -> str | bytes:
+    """What ONNX Runtime opens: the path, or the file's bytes when the path holds bytes that
+    are not UTF-8 (ORT only takes UTF-8 path strings; a self-contained graph loads the same
+    from memory)."""
+    text = str(path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return Path(path).read_bytes()
+    return text
+
+
 class _Session:
     """One ONNX graph; casts named inputs to the dtypes the graph declares."""
 
@@ -37,7 +49,7 @@ class _Session:
         import onnxruntime as ort
 
         try:
-            self.session = ort.InferenceSession(str(path), options,
+            self.session = ort.InferenceSession(_model_source(path), options,
                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:  # ORT raises its own exception types with long texts
             log.exception("loading %s failed", path)

@@ -1,8 +1,9 @@
-"""The library's SQLite file: opening it (starting over if it is damaged, migrating it if it is
-old) and the write transaction that undoes its caller's file changes when it fails.
+"""The library's SQLite file: opening it (for writing, or reading only on a read-only drive),
+telling damage from other failures, migrating it if it is old, and the write transaction that
+undoes its caller's file changes when it fails.
 
-LibraryConnection is what every part of ClipLibrary shares: the open connection, the folders and
-that transaction."""
+LibraryConnection is what every part of ClipLibrary shares: the open connection, the folders,
+the edit journal, reads that fail as one sentence, and that transaction."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import logging
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from engines.store import repair, schema
+from engines.failures import sentence, shown
+from engines.store import access, repair, schema
+from engines.store.journal import EditJournal
 from engines.store.records import LibraryError
 from engines.store.schema import SCHEMA_VERSION
 
@@ -25,12 +30,31 @@ class LibraryConnection:
     root: Path
     audio_dir: Path
     trash_dir: Path
+    db_path: Path
+    read_only: bool
+    _read_only_reason: str
     _conn: sqlite3.Connection
     _use_fts: bool
+    _journal: EditJournal
 
     def _write(self) -> AbstractContextManager[list[Callable[[], None]]]:
-        """BEGIN IMMEDIATE ... COMMIT on the library's connection; see `transaction`."""
+        """BEGIN IMMEDIATE ... COMMIT on the library's connection; see `transaction`. A
+        read-only library refuses before anything is touched."""
+        if self.read_only:
+            raise LibraryError(access.read_only_refusal(self.root, self._read_only_reason))
         return transaction(self._conn, self.root)
+
+    def _rows(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+        """A query's rows; a database failing under a read (a disk error, damage found only
+        now) is one LibraryError sentence."""
+        try:
+            return self._conn.execute(sql, params).fetchall()
+        except (sqlite3.Error, OverflowError, UnicodeError) as err:
+            raise LibraryError(sentence("The library could not be read", err)) from err
+
+    def _row(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
+        rows = self._rows(sql, params)
+        return rows[0] if rows else None
 
 
 def connect(db_path: Path) -> sqlite3.Connection:
@@ -39,46 +63,101 @@ def connect(db_path: Path) -> sqlite3.Connection:
     return conn
 
 
-def open_database(db_path: Path, root: Path) -> tuple[sqlite3.Connection, str | None]:
-    """A checked connection, and one sentence for the user when a damaged database had to be
-    replaced (else None)."""
+@dataclass
+class OpenedDatabase:
+    """What opening found: a healthy connection, or the damage that calls for a rebuild and
+    the copy of the damaged file kept for the user."""
+
+    conn: sqlite3.Connection | None
+    damage: str | None = None  # "damaged", "empty (0 bytes)": the database must be rebuilt
+    kept_as: Path | None = None
+
+
+def open_database(db_path: Path, root: Path) -> OpenedDatabase:
+    """Open the library's database for writing, checked. Damage (including a 0-byte file,
+    which SQLite would silently take for a new, empty database) is not repaired here: the
+    damaged file and its write-ahead log are copied aside and the caller rebuilds (see
+    opening.py)."""
+    try:
+        if db_path.stat().st_size == 0:
+            return OpenedDatabase(None, "empty (0 bytes)", _keep_damaged(db_path, "empty"))
+    except FileNotFoundError:
+        pass
+    except OSError as err:
+        raise LibraryError(sentence(f"The library database {shown(db_path)} cannot be opened",
+                                    err)) from err
     conn: sqlite3.Connection | None = None
     try:
         conn = connect(db_path)
         conn.execute("PRAGMA journal_mode=WAL")
-        check = conn.execute("PRAGMA quick_check").fetchone()[0]
-        if check != "ok":
-            raise sqlite3.DatabaseError(f"quick_check: {check}")
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        version = _checked_version(conn)
     except sqlite3.DatabaseError as err:
-        if conn is not None:
-            conn.close()
-        if not repair.is_corruption(err):
-            raise LibraryError(f"The library database {db_path} cannot be opened "
-                               f"({err}); close other copies of SA3 Studio and check the "
-                               "disk.") from err
-        return _start_over(db_path, err)
+        try:
+            if not repair.is_corruption(err):
+                raise LibraryError(sentence(f"The library database {shown(db_path)} cannot be "
+                                            "opened", err)) from err
+            log.error("The library database %s is damaged (%s)", db_path, err)
+            # Copied while still open: closing the last connection may checkpoint the WAL
+            # into the damaged file or delete it, and the copy must be what the user had.
+            return OpenedDatabase(None, "damaged", _keep_damaged(db_path, "damaged"))
+        finally:
+            if conn is not None:
+                conn.close()
     if version > SCHEMA_VERSION:
         conn.close()
-        raise LibraryError(f"The library at {root} was written by a newer SA3 Studio "
-                           f"(schema {version}, this one knows {SCHEMA_VERSION}); update the "
-                           "app to open it.")
-    return conn, None
+        raise _newer(root, version)
+    return OpenedDatabase(conn)
 
 
-def _start_over(db_path: Path, err: BaseException) -> tuple[sqlite3.Connection, str]:
-    log.error("The library database %s is damaged (%s); starting a new one", db_path, err)
+def _keep_damaged(db_path: Path, cause: str) -> Path:
     try:
-        aside = repair.move_aside(db_path)
-    except OSError as move_err:
-        raise LibraryError(f"The library database {db_path} is damaged and could not be "
-                           f"moved aside ({move_err.strerror or move_err}); move it away by "
-                           "hand and start SA3 Studio again.") from move_err
-    notice = (f"The library database was damaged; it was moved to {aside} and a new one "
-              "was started.")
-    conn = connect(db_path)
-    conn.execute("PRAGMA journal_mode=WAL")
-    return conn, notice
+        return repair.copy_aside(db_path)
+    except OSError as err:
+        raise LibraryError(sentence(f"The library database {shown(db_path)} is {cause} and "
+                                    "could not be copied aside for repair", err)) from err
+
+
+def open_read_only(db_path: Path, root: Path, reason: str) -> tuple[sqlite3.Connection, bool]:
+    """A read-only connection to a library that cannot be written, and whether its text index
+    may be used. Nothing is migrated or repaired: what cannot be read as it is is refused."""
+    where = f"The library at {shown(root)}"
+    if not db_path.is_file():
+        raise LibraryError(f"{where} holds no library yet and is read-only ({reason}); choose "
+                           "a writable folder or point SA3_STUDIO_HOME at one.")
+    try:
+        conn = access.connect_read_only(db_path)
+    except sqlite3.Error as err:
+        raise LibraryError(sentence(f"{where} cannot be opened", err)) from err
+    try:
+        version = _checked_version(conn)
+        if version == SCHEMA_VERSION:
+            return conn, schema.fts_usable(conn)
+    except sqlite3.DatabaseError as err:
+        conn.close()
+        if repair.is_corruption(err):
+            raise LibraryError(f"{where} is damaged and read-only ({reason}), so it cannot be "
+                               "repaired here; copy the library folder to a writable place and "
+                               "open it there.") from err
+        raise LibraryError(sentence(f"{where} cannot be opened", err)) from err
+    conn.close()
+    if version > SCHEMA_VERSION:
+        raise _newer(root, version)
+    raise LibraryError(f"{where} was written by an older SA3 Studio and must be updated, which "
+                       f"cannot happen while it is read-only ({reason}); copy it to a writable "
+                       "folder and open it there.")
+
+
+def _checked_version(conn: sqlite3.Connection) -> int:
+    check = conn.execute("PRAGMA quick_check").fetchone()[0]
+    if check != "ok":
+        raise sqlite3.DatabaseError(f"quick_check: {check}")
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def _newer(root: Path, version: int) -> LibraryError:
+    return LibraryError(f"The library at {shown(root)} was written by a newer SA3 Studio "
+                        f"(schema {version}, this one knows {SCHEMA_VERSION}); update the app "
+                        "to open it.")
 
 
 def prepare(conn: sqlite3.Connection, db_path: Path, root: Path) -> tuple[bool, int | None]:
@@ -102,11 +181,15 @@ def _backup(conn: sqlite3.Connection, db_path: Path, version: int) -> None:
     target = db_path.with_name(f"{db_path.name}.v{version}-backup")
     if target.exists():
         return
-    copy = sqlite3.connect(target)
     try:
-        conn.backup(copy)
-    finally:
-        copy.close()
+        copy = sqlite3.connect(target)
+        try:
+            conn.backup(copy)
+        finally:
+            copy.close()
+    except (sqlite3.Error, OSError) as err:
+        raise LibraryError(sentence(f"The library at {shown(db_path.parent)} needs updating, "
+                                    "but its backup copy could not be written", err)) from err
 
 
 @contextmanager
@@ -116,26 +199,32 @@ def transaction(conn: sqlite3.Connection, root: Path) -> Iterator[list[Callable[
     undo: list[Callable[[], None]] = []
     try:
         conn.execute("BEGIN IMMEDIATE")
-    except sqlite3.OperationalError as err:
-        raise LibraryError(f"The library is busy or read-only ({err}); close other copies "
-                           "of SA3 Studio and try again.") from err
+    except sqlite3.Error as err:
+        raise LibraryError(sentence("The library could not start a change", err)) from err
     try:
         yield undo
         conn.execute("COMMIT")
     except BaseException as err:
+        _roll_back(conn, undo)
+        if isinstance(err, (OSError, UnicodeError)):
+            raise LibraryError(sentence(f"The library could not write to {shown(root)}",
+                                        err)) from err
+        if isinstance(err, sqlite3.Error):
+            raise LibraryError(sentence("The library database refused the change, so nothing "
+                                        "was changed", err)) from err
+        raise
+
+
+def _roll_back(conn: sqlite3.Connection, undo: list[Callable[[], None]]) -> None:
+    """Undo what a failed write did; never raises (it runs inside an error handler)."""
+    try:
         if conn.in_transaction:
             conn.execute("ROLLBACK")
-        for action in reversed(undo):
-            try:
-                action()
-            except OSError:
-                log.warning("Could not undo a file change after a failed library write",
-                            exc_info=True)
-        if isinstance(err, OSError):
-            raise LibraryError(f"The library could not write to {root} "
-                               f"({err.strerror or err}); free some disk space or check its "
-                               "permissions, then try again.") from err
-        if isinstance(err, sqlite3.Error):
-            raise LibraryError(f"The library database refused the change ({err}); try "
-                               "again, and restart SA3 Studio if it keeps happening.") from err
-        raise
+    except sqlite3.Error:
+        log.warning("Could not roll back a failed library write", exc_info=True)
+    for action in reversed(undo):
+        try:
+            action()
+        except OSError:
+            log.warning("Could not undo a file change after a failed library write",
+                        exc_info=True)

@@ -13,6 +13,7 @@ import numpy as np
 from engines.store import schema
 from engines.store.lookup import TakeLookup
 from engines.store.records import LibraryError, TakeRecord, normalize_tags
+from engines.store.text import storable
 
 
 class TakeEditing(TakeLookup):
@@ -38,6 +39,7 @@ class TakeEditing(TakeLookup):
             if value is not None:
                 if not isinstance(value, str):
                     raise LibraryError(f"The {key} must be text, not {type(value).__name__}.")
+                value = storable(value)
                 changes[key] = value.strip() if key == "notes" else " ".join(value.split())
         if not changes:
             return record
@@ -47,11 +49,12 @@ class TakeEditing(TakeLookup):
         assignments = ", ".join(f"{key} = ?" for key in changes)
         with self._write():
             self._conn.execute(f"UPDATE takes SET {assignments} WHERE id = ?",
-                               (*changes.values(), take_id))
+                               (*changes.values(), record.id))
             if self._use_fts:
                 self._conn.execute(f"UPDATE {schema.FTS_TABLE} SET search_text = ? "
-                                   "WHERE rowid = ?", (text, take_id))
-        return self.get(take_id)
+                                   "WHERE rowid = ?", (text, record.id))
+            self._journal.append(record.id, record.created, changes)
+        return self.get(record.id)
 
     def delete(self, take_id: int) -> None:
         """Move the take's audio into trash/ and hide it from searches; `restore` undoes it."""
@@ -70,7 +73,7 @@ class TakeEditing(TakeLookup):
         relative = source.parent in (self.audio_dir, self.trash_dir)
         with self._write() as undo:
             self._conn.execute("UPDATE takes SET deleted = ? WHERE id = ?",
-                               (int(deleted), take_id))
+                               (int(deleted), record.id))
             if relative and source.is_file():
                 os.replace(source, target)  # inside the transaction: see ClipLibrary._reconcile
                 undo.append(lambda: os.replace(target, source))

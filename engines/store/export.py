@@ -8,13 +8,16 @@ import secrets
 import zipfile
 from pathlib import Path
 
+from engines.failures import sentence, shown
 from engines.store.files import copy_atomic, slug
 from engines.store.records import LibraryError, TakeRecord
 
 
 def export_name(record: TakeRecord) -> str:
-    """`door-creak-12.wav`: readable, and unique through the id."""
-    return f"{slug(record.title())}-{record.id}.wav"
+    """`door-creak-12.wav`: readable, and unique through the id; the suffix is the stored
+    file's (imported audio may be .flac)."""
+    suffix = record.audio_path.suffix.lower() if record.audio_path.suffix else ".wav"
+    return f"{slug(record.title())}-{record.id}{suffix}"
 
 
 def check_exportable(records: list[TakeRecord]) -> None:
@@ -32,8 +35,8 @@ def export_to_folder(records: list[TakeRecord], folder: Path) -> list[Path]:
 
     folder = Path(folder)
     if not folder.is_dir():
-        raise LibraryError(f"The folder '{folder}' does not exist; choose an existing folder "
-                           "to export into.")
+        raise LibraryError(f"The folder {shown(folder)} does not exist; choose an existing "
+                           "folder to export into.")
     check_exportable(records)
     written: list[Path] = []
     try:
@@ -42,10 +45,9 @@ def export_to_folder(records: list[TakeRecord], folder: Path) -> list[Path]:
             copy_atomic(record.audio_path, target)
             write_json_atomic(sidecar_path(target), record.sidecar(target))
             written.append(target)
-    except OSError as err:
-        raise LibraryError(f"Exporting to '{folder}' failed ({err.strerror or err}) after "
-                           f"{len(written)} take(s); free some space or choose another "
-                           "folder.") from err
+    except (OSError, UnicodeError) as err:
+        raise LibraryError(sentence(f"Exporting to {shown(folder)} stopped after "
+                                    f"{len(written)} of {len(records)} takes", err)) from err
     return written
 
 
@@ -53,7 +55,7 @@ def export_to_zip(records: list[TakeRecord], zip_path: Path) -> Path:
     """One zip with the takes and their sidecars, written under a temporary name first."""
     zip_path = Path(zip_path)
     if not zip_path.parent.is_dir():
-        raise LibraryError(f"The folder '{zip_path.parent}' does not exist; choose an "
+        raise LibraryError(f"The folder {shown(zip_path.parent)} does not exist; choose an "
                            "existing folder for the zip.")
     check_exportable(records)
     temp = zip_path.with_name(f".{zip_path.name}.{secrets.token_hex(4)}.partial")
@@ -67,11 +69,13 @@ def export_to_zip(records: list[TakeRecord], zip_path: Path) -> Path:
                 archive.writestr(Path(name).with_suffix(".json").name, payload,
                                  compress_type=zipfile.ZIP_DEFLATED)
         os.replace(temp, zip_path)
-    except OSError as err:
-        temp.unlink(missing_ok=True)
-        raise LibraryError(f"Writing '{zip_path}' failed ({err.strerror or err}); free some "
-                           "space or choose another folder.") from err
-    except BaseException:
-        temp.unlink(missing_ok=True)
+    except BaseException as err:
+        try:
+            temp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        if isinstance(err, (OSError, UnicodeError, zipfile.BadZipFile)):
+            raise LibraryError(sentence(f"Could not write {shown(zip_path)}, so nothing was "
+                                        "changed", err)) from err
         raise
     return zip_path

@@ -75,6 +75,9 @@ def copy_atomic(source: Path, target: Path) -> Path:
         shutil.copyfile(source, temp)
         os.replace(temp, target)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        try:
+            temp.unlink(missing_ok=True)
+        except OSError:
+            pass  # the original error is the one to report
         raise
     return target

@@ -12,8 +12,14 @@ import soundfile as sf
 from engines.store import wavmeta
 from engines.store.database import LibraryConnection
 from engines.store.files import content_sha256
-from engines.store.query import SORT_KEYS, where_clause
-from engines.store.records import LibraryError, TakeRecord, record_from_row
+from engines.store.query import SORT_KEYS, clamped_count, where_clause
+from engines.store.records import (
+    MAX_TAKE_ID,
+    LibraryError,
+    TakeRecord,
+    record_from_row,
+    take_id_of,
+)
 
 
 class TakeLookup(LibraryConnection):
@@ -23,9 +29,11 @@ class TakeLookup(LibraryConnection):
         return record_from_row(row, self.audio_dir, self.trash_dir)
 
     def get(self, take_id: int) -> TakeRecord:
-        row = self._conn.execute("SELECT * FROM takes WHERE id = ?", (int(take_id),)).fetchone()
+        key = take_id_of(take_id)
+        row = (self._row("SELECT * FROM takes WHERE id = ?", (key,))
+               if 1 <= key <= MAX_TAKE_ID else None)  # beyond: SQLite would overflow
         if row is None:
-            raise LibraryError(f"There is no take #{take_id} in the library; list the library "
+            raise LibraryError(f"There is no take #{key} in the library; list the library "
                                "to see which ids exist.")
         return self._record(row)
 
@@ -48,8 +56,8 @@ class TakeLookup(LibraryConnection):
                f"t.id {direction}")
         if limit is not None:
             sql += " LIMIT ? OFFSET ?"
-            params += [max(int(limit), 0), max(int(offset), 0)]
-        return [self._record(row) for row in self._conn.execute(sql, params)]
+            params += [_clamped(limit), _clamped(offset)]
+        return [self._record(row) for row in self._rows(sql, params)]
 
     def count(self, text: str = "", *, model: str | None = None, favourite: bool | None = None,
               min_rating: int = 0, since: Any = None, until: Any = None,
@@ -58,12 +66,12 @@ class TakeLookup(LibraryConnection):
         where, params = where_clause(text, use_fts=self._use_fts, model=model,
                                      favourite=favourite, min_rating=min_rating, since=since,
                                      until=until, include_deleted=include_deleted)
-        return self._conn.execute(f"SELECT count(*) FROM takes t{where}", params).fetchone()[0]
+        row = self._row(f"SELECT count(*) FROM takes t{where}", params)
+        return row[0] if row is not None else 0
 
     def models(self) -> list[str]:
         """The model keys of the takes kept, for a filter list."""
-        rows = self._conn.execute("SELECT DISTINCT model FROM takes WHERE deleted = 0 "
-                                  "ORDER BY model")
+        rows = self._rows("SELECT DISTINCT model FROM takes WHERE deleted = 0 ORDER BY model")
         return [row[0] for row in rows]
 
     def lineage(self, take_id: int) -> list[TakeRecord]:
@@ -85,23 +93,28 @@ class TakeLookup(LibraryConnection):
 
     def identify(self, path: str | os.PathLike[str]) -> TakeRecord | None:
         """The take an audio file found anywhere is a copy of: by its samples, else by the note
-        embedded in it (when that note agrees with the take it names). None if neither."""
+        embedded in it (when that note agrees with the take it names). None if neither.
+
+        The samples are only read when some take has as many frames as the file, so pointing
+        this at an hour-long recording costs a header read, not the recording."""
         file = Path(path)
+        if not os.path.isfile(file):  # a pipe would block the open; a folder is no take
+            return None
         try:
-            with sf.SoundFile(str(file)) as handle:
-                dtype = "int16" if handle.subtype == "PCM_16" else "float32"
-                audio = handle.read(dtype=dtype, always_2d=True) if handle.subtype in (
-                    "PCM_16", "FLOAT") else None
-        except (sf.SoundFileError, RuntimeError, ValueError, OSError):
+            with sf.SoundFile(wavmeta.sf_name(file)) as handle:
+                same_length = handle.subtype in wavmeta.STORED_SUBTYPES and self._row(
+                    "SELECT 1 FROM takes WHERE samples = ? LIMIT 1", (int(handle.frames),))
+                audio = handle.read(dtype=wavmeta.stored_dtype(handle.subtype),
+                                    always_2d=True) if same_length else None
+        except (sf.SoundFileError, RuntimeError, ValueError, OSError, MemoryError):
             return None
         if audio is not None:
-            row = self._conn.execute(
-                "SELECT * FROM takes WHERE content_sha256 = ? ORDER BY deleted, id LIMIT 1",
-                (content_sha256(audio),)).fetchone()
+            row = self._row("SELECT * FROM takes WHERE content_sha256 = ? "
+                            "ORDER BY deleted, id LIMIT 1", (content_sha256(audio),))
             if row is not None:
                 return self._record(row)
         note = wavmeta.read_metadata(file)
-        if note is None or not isinstance(note.get("library_id"), int):
+        if note is None or type(note.get("library_id")) is not int:
             return None
         try:
             record = self.get(note["library_id"])
@@ -110,3 +123,8 @@ class TakeLookup(LibraryConnection):
         same = record.seed == note.get("seed") and record.prompt.startswith(
             str(note.get("prompt", "")))
         return record if same else None
+
+
+def _clamped(value: object) -> int:
+    """A LIMIT or OFFSET SQLite accepts: negative is 0, huge is SQLite's largest."""
+    return clamped_count(value, MAX_TAKE_ID, "a limit or offset")

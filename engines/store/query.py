@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
+import numbers
 from typing import Any
 
+from engines.failures import printable
 from engines.store import schema
 from engines.store.records import LibraryError
+from engines.store.text import storable
 
 SORT_KEYS = {
     "created": "t.created",
@@ -18,6 +21,20 @@ SORT_KEYS = {
     "model": "t.model",
     "id": "t.id",
 }
+
+
+def clamped_count(value: object, most: int, what: str) -> int:
+    """A whole number for a filter or page of results, from 0 to `most` (beyond both ends
+    means the same as the end, and SQLite cannot take numbers past 2**63)."""
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, str)):
+        raise LibraryError(f"{printable(repr(value))[:40]} is not a whole number for {what}; "
+                           "give one like 0, 1 or 50.")
+    try:
+        number = int(value)
+    except ValueError:
+        raise LibraryError(f"'{printable(value)[:40]}' is not a whole number for {what}; "
+                           "give one like 0, 1 or 50.") from None
+    return min(max(number, 0), most)
 
 
 def time_bound(value: str | _dt.date | None, *, end: bool) -> tuple[str, bool] | None:
@@ -35,15 +52,19 @@ def time_bound(value: str | _dt.date | None, *, end: bool) -> tuple[str, bool] |
         try:
             moment = _dt.datetime.fromisoformat(text)
         except ValueError:
-            raise LibraryError(f"'{value}' is not a date; write it as YYYY-MM-DD or an ISO 8601 "
-                               "time such as 2025-01-31T18:00.") from None
+            raise LibraryError(f"'{printable(value)}' is not a date; write it as YYYY-MM-DD or "
+                               "an ISO 8601 time such as 2025-01-31T18:00.") from None
         whole_day = len(text) == 10
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=_dt.UTC)
     inclusive = True
-    if end and whole_day:
-        moment, inclusive = moment + _dt.timedelta(days=1), False
-    return moment.astimezone(_dt.UTC).isoformat(timespec="milliseconds"), inclusive
+    try:
+        if end and whole_day:
+            moment, inclusive = moment + _dt.timedelta(days=1), False
+        return moment.astimezone(_dt.UTC).isoformat(timespec="milliseconds"), inclusive
+    except OverflowError:  # a zone or a day pushing past year 1 or 9999: that end of time
+        edge = _dt.datetime.max if end else _dt.datetime.min
+        return edge.replace(tzinfo=_dt.UTC).isoformat(timespec="milliseconds"), True
 
 
 def where_clause(text: str, *, use_fts: bool, model: str | None = None,
@@ -61,13 +82,13 @@ def where_clause(text: str, *, use_fts: bool, model: str | None = None,
         clauses.append("t.deleted = 0")
     if model:
         clauses.append("t.model = ?")
-        params.append(model)
+        params.append(storable(str(model)))
     if favourite is not None:
         clauses.append("t.favourite = ?")
         params.append(int(bool(favourite)))
     if min_rating:
         clauses.append("t.rating >= ?")
-        params.append(int(min_rating))
+        params.append(clamped_count(min_rating, 6, "the lowest rating"))
     for bound, end in ((since, False), (until, True)):
         parsed = time_bound(bound, end=end)
         if parsed is not None:
@@ -75,7 +96,8 @@ def where_clause(text: str, *, use_fts: bool, model: str | None = None,
             op = (">=" if inclusive else ">") if not end else ("<=" if inclusive else "<")
             clauses.append(f"t.created {op} ?")
             params.append(moment)
-    terms = str(text or "").lower().split()
+    # Escaped as the library stores text that is not UTF-8, so such a word finds its take.
+    terms = storable(str(text or "")).lower().split()
     indexed = [t for t in terms if use_fts and len(t) >= 3]
     if indexed:
         clauses.append(f"t.id IN (SELECT rowid FROM {schema.FTS_TABLE} WHERE "

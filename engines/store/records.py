@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import numbers
+import os
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -11,12 +13,14 @@ from typing import TYPE_CHECKING, Any
 
 from engines.constants import CHANNELS
 from engines.errors import StudioError
+from engines.store.text import storable
 from engines.store.wavmeta import APP_NAME
 
 if TYPE_CHECKING:
     from engines.request import GenerationRequest
 
 IMPORTED = "imported"  # mode and model of audio the user brought in
+MAX_TAKE_ID = 2**63 - 1  # SQLite's largest integer: no take can have a larger id
 
 
 class LibraryError(StudioError):
@@ -65,12 +69,20 @@ class TakeRecord:
 
     @property
     def missing(self) -> bool:
-        """The audio file is gone (moved or deleted outside the app)."""
-        return not self.audio_path.is_file()
+        """The audio file is gone (moved or deleted outside the app), or cannot be looked at."""
+        return not os.path.isfile(self.audio_path)  # never raises, unlike Path.is_file
 
     @property
     def is_imported(self) -> bool:
         return self.mode == IMPORTED
+
+    @property
+    def file_format(self) -> str:
+        """How the audio file is stored: "wav16" (generated takes), "flac" or "wav" (imports,
+        losslessly compressed when FLAC can hold them bit for bit, else 32-bit float WAV)."""
+        if self.audio_path.suffix.lower() == ".flac":
+            return "flac"
+        return "wav" if self.is_imported else "wav16"
 
     def title(self) -> str:
         return self.name or self.prompt or (Path(self.init_source).name if self.init_source
@@ -108,7 +120,7 @@ class TakeRecord:
             "created": self.created,
             "library_id": self.id,
             "output": {"path": str(out.resolve() if out.is_absolute() else out),
-                       "format": "wav" if self.is_imported else "wav16",
+                       "format": self.file_format,
                        "sample_rate": self.sample_rate, "samples": self.samples,
                        "channels": CHANNELS,
                        "seconds": round(self.samples / max(self.sample_rate, 1), 6)},
@@ -149,13 +161,45 @@ def _model_label(key: str) -> str:
 
 
 def _json_list(text: str | None) -> list:
-    value = json.loads(text) if text else []
+    try:
+        value = json.loads(text) if text else []
+    except (ValueError, TypeError):  # a row salvaged from a damaged file: show what is left
+        return []
     return value if isinstance(value, list) else []
 
 
 def _json_dict(text: str | None) -> dict:
-    value = json.loads(text) if text else {}
+    try:
+        value = json.loads(text) if text else {}
+    except (ValueError, TypeError):
+        return {}
     return value if isinstance(value, dict) else {}
+
+
+def _spans(text: str | None) -> list[tuple[float, float]]:
+    spans = []
+    for span in _json_list(text):
+        try:
+            start, end = span
+            spans.append((float(start), float(end)))
+        except (ValueError, TypeError):
+            continue
+    return spans
+
+
+def take_id_of(value: object) -> int:
+    """A take id as given by a caller (int, numpy integer or digits) as an int; LibraryError
+    for anything else. Ids outside SQLite's range are returned as they are: no take has them."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+        return int(value.strip())
+    from engines.failures import printable
+
+    shown = printable(repr(value))
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    raise LibraryError(f"{shown} is not a take id; give a whole number, as `library list` "
+                       "shows them.")
 
 
 def normalize_tags(tags: Iterable[str] | str) -> list[str]:
@@ -163,12 +207,15 @@ def normalize_tags(tags: Iterable[str] | str) -> list[str]:
     a string is split at commas."""
     if isinstance(tags, str):
         tags = tags.split(",")
+    if not isinstance(tags, Iterable):
+        raise LibraryError(f"Tags must be words or short phrases, not {type(tags).__name__}; "
+                           "give a list, or one text with commas between the tags.")
     result: list[str] = []
     seen: set[str] = set()
     for tag in tags:
         if not isinstance(tag, str):
             raise LibraryError(f"Tag {tag!r} is not text; give tags as words or short phrases.")
-        clean = " ".join(tag.split())
+        clean = " ".join(storable(tag).split())
         if clean and clean.lower() not in seen:
             seen.add(clean.lower())
             result.append(clean)
@@ -184,7 +231,7 @@ def record_from_row(row: sqlite3.Row, audio_dir: Path, trash_dir: Path) -> TakeR
         precision=row["precision"], seconds=row["seconds"], steps=row["steps"],
         seed=row["seed"], cfg=row["cfg"], apg=row["apg"],
         init_noise_level=row["init_noise_level"],
-        inpaint_spans=[(float(a), float(b)) for a, b in _json_list(row["inpaint_spans"])],
+        inpaint_spans=_spans(row["inpaint_spans"]),
         limiter_ceiling=row["limiter_ceiling"], mode=row["mode"], backend=row["backend"],
         timings_ms=_json_dict(row["timings_ms"]),
         engine_files=_json_list(row["engine_files"]), audio_path=folder / row["audio_file"],

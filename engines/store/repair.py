@@ -21,7 +21,8 @@ import soundfile as sf
 
 from engines.constants import DEFAULT_LIMITER_CEILING
 from engines.store import schema, wavmeta
-from engines.store.files import content_sha256
+from engines.store.files import content_sha256, copy_atomic
+from engines.store.records import MAX_TAKE_ID
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +42,20 @@ def is_corruption(err: sqlite3.DatabaseError) -> bool:
     return type(err) is sqlite3.DatabaseError
 
 
-def move_aside(db_path: Path) -> Path:
-    """Rename a damaged database (and its WAL, which must never meet a new file) out of the way."""
+def copy_aside(db_path: Path) -> Path:
+    """Copy a damaged database (and its write-ahead log, which holds its latest changes) to
+    `<name>.corrupt-<time>` beside it, for the user to keep; returns the copy's path. The
+    damaged file itself stays where it is until its replacement is complete."""
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     aside = db_path.with_name(f"{db_path.name}.corrupt-{stamp}")
-    os.replace(db_path, aside)
-    for suffix in ("-wal", "-shm"):
-        extra = db_path.with_name(db_path.name + suffix)
-        if extra.exists():
-            os.replace(extra, aside.with_name(aside.name + suffix))
+    serial = 1
+    while aside.exists():
+        serial += 1
+        aside = db_path.with_name(f"{db_path.name}.corrupt-{stamp}-{serial}")
+    copy_atomic(db_path, aside)
+    wal = db_path.with_name(db_path.name + "-wal")
+    if wal.is_file() and wal.stat().st_size > 0:
+        copy_atomic(wal, aside.with_name(aside.name + "-wal"))
     return aside
 
 
@@ -60,8 +66,13 @@ def list_folders(folders: Iterable[Path]) -> dict[Path, set[str]]:
         names: set[str] = set()
         for entry in os.scandir(folder):
             if entry.name.startswith(TEMP_PREFIX):
-                Path(entry.path).unlink(missing_ok=True)
-                log.info("Removed the unfinished file %s", entry.path)
+                try:
+                    Path(entry.path).unlink(missing_ok=True)
+                except OSError:
+                    log.warning("Could not remove the unfinished file %s", entry.path,
+                                exc_info=True)
+                else:
+                    log.info("Removed the unfinished file %s", entry.path)
             elif entry.is_file():
                 names.add(entry.name)
         listing[folder] = names
@@ -91,22 +102,26 @@ def settle_files(rows: Iterable[tuple[int, str, int]], listing: dict[Path, set[s
     return claimed
 
 
+TAKE_SUFFIXES = (".wav", ".flac")  # generated takes are WAV; imported audio may be FLAC
+
+
 def unclaimed(listing: dict[Path, set[str]], claimed: dict[Path, set[str]]) -> list[Path]:
     return [folder / name for folder, names in listing.items()
             for name in sorted(names - claimed.get(folder, set()))
-            if name.lower().endswith(".wav")]
+            if name.lower().endswith(TAKE_SUFFIXES)]
 
 
 def row_from_file(path: Path, *, deleted: bool, now: str) -> dict | None:
-    """A `takes` row rebuilt from the note in a take's WAV, or None if it has no usable note."""
+    """A `takes` row rebuilt from the note in a take's audio file, or None if it has no usable
+    note."""
     note = wavmeta.read_metadata(path)
-    if note is None or not isinstance(note.get("library_id"), int) or note["library_id"] < 1:
+    if note is None or type(note.get("library_id")) is not int \
+            or not 1 <= note["library_id"] <= MAX_TAKE_ID:
         return None
     try:
-        with sf.SoundFile(str(path)) as handle:
+        with sf.SoundFile(wavmeta.sf_name(path)) as handle:
             frames, rate = handle.frames, handle.samplerate
-            audio = handle.read(dtype="int16" if handle.subtype == "PCM_16" else "float32",
-                                always_2d=True)
+            audio = handle.read(dtype=wavmeta.stored_dtype(handle.subtype), always_2d=True)
         prompt = str(note.get("prompt", ""))
         parent = note.get("parent_id")
         return {
@@ -128,7 +143,8 @@ def row_from_file(path: Path, *, deleted: bool, now: str) -> dict | None:
             "samples": frames, "deleted": int(deleted), "notes": RECOVERED_NOTE,
             "search_text": schema.search_text(prompt, "", [], RECOVERED_NOTE, None),
         }
-    except (sf.SoundFileError, RuntimeError, ValueError, TypeError, OSError) as err:
+    except (sf.SoundFileError, RuntimeError, ValueError, TypeError, OSError, MemoryError,
+            OverflowError) as err:
         log.warning("Could not rebuild a library entry from %s (%s)", path, err)
         return None
 

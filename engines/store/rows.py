@@ -13,6 +13,7 @@ from engines.constants import SAMPLE_RATE
 from engines.store import schema
 from engines.store.files import as_stereo, content_sha256
 from engines.store.records import IMPORTED, TakeRecord
+from engines.store.text import storable
 
 if TYPE_CHECKING:
     from engines.backends.base import GenerationResult
@@ -38,11 +39,12 @@ def result_row(result: GenerationResult, pcm: np.ndarray, engine_files: list[dic
                init_source: str | None) -> dict:
     """The row (without id and audio file) of a generated take whose audio is `pcm`."""
     req = result.request
-    name = " ".join(str(name).split())
-    init_source = str(init_source) if init_source else None
+    name = " ".join(storable(str(name)).split())
+    init_source = storable(str(init_source)) if init_source else None
+    prompt = storable(req.prompt)
     return {
-        "created": created, "name": name, "prompt": req.prompt,
-        "negative_prompt": req.negative_prompt, "model": req.model,
+        "created": created, "name": name, "prompt": prompt,
+        "negative_prompt": storable(req.negative_prompt), "model": req.model,
         "decoder": req.decoder, "precision": req.precision, "seconds": float(req.seconds),
         "steps": int(req.steps), "seed": int(result.seed),
         "seed_was_random": int(bool(req.seed_was_random)), "cfg": float(req.cfg),
@@ -58,15 +60,17 @@ def result_row(result: GenerationResult, pcm: np.ndarray, engine_files: list[dic
         "content_sha256": content_sha256(pcm), "parent_id": parent_id,
         "init_source": init_source, "sample_rate": int(result.sample_rate),
         "samples": int(pcm.shape[0]),
-        "search_text": schema.search_text(req.prompt, name, [], "", init_source),
+        "search_text": schema.search_text(prompt, name, [], "", init_source),
     }
 
 
 def imported_row(audio: np.ndarray, digest: str, source: str, name: str, *, created: str,
                  parent_id: int | None) -> dict:
-    """The row (without id and audio file) of the user's own audio, kept as it came."""
-    source = str(source)
-    name = " ".join(str(name).split()) or Path(source).name
+    """The row (without id and audio file) of the user's own audio, kept as it came. A file
+    name that is not valid UTF-8 is kept with \\xff escapes (so regenerating from it needs
+    the file chosen again)."""
+    source = storable(str(source))
+    name = " ".join(storable(str(name)).split()) or Path(source).name
     return {
         "created": created, "name": name, "prompt": "", "model": IMPORTED, "mode": IMPORTED,
         "seconds": audio.shape[0] / SAMPLE_RATE, "steps": 0, "seed": 0, "cfg": 0.0,

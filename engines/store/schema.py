@@ -211,6 +211,23 @@ def relative_audio_name(root: Path, path: Path) -> str:
     return str(path)
 
 
+def fts_usable(conn: sqlite3.Connection) -> bool:
+    """Whether searches may use the text index of a library that cannot be written (so the
+    index cannot be repaired): only when it exists and is complete."""
+    if not fts_available():
+        return False
+    try:
+        exists = conn.execute("SELECT count(*) FROM sqlite_master WHERE name = ?",
+                              (FTS_TABLE,)).fetchone()[0] > 0
+        if not exists or conn.execute(
+                "SELECT 1 FROM meta WHERE key = 'fts_stale'").fetchone() is not None:
+            return False
+        indexed = conn.execute(f"SELECT count(*) FROM {FTS_TABLE}").fetchone()[0]
+        return indexed == conn.execute("SELECT count(*) FROM takes").fetchone()[0]
+    except sqlite3.Error:
+        return False
+
+
 def ensure_fts(conn: sqlite3.Connection) -> bool:
     """Create or repair the text index if this sqlite3 can; returns whether searches may use it.
 

@@ -4,14 +4,16 @@ regenerated audio in place of the old."""
 from __future__ import annotations
 
 import json
+import logging
+import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import soundfile as sf
 
-from engines.constants import CHANNELS
+from engines.constants import CHANNELS, SAMPLE_RATE
+from engines.failures import sentence, shown
 from engines.store import wavmeta
 from engines.store.files import content_sha256
 from engines.store.lookup import TakeLookup
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
     from engines.backends.base import GenerationResult
     from engines.request import GenerationRequest
 
+log = logging.getLogger(__name__)
+
 
 class TakeAudio(TakeLookup):
     """The audio part of ClipLibrary."""
@@ -30,19 +34,24 @@ class TakeAudio(TakeLookup):
     # Defined by ClipLibrary, where adding a take hashes engine files the same way.
     _engine_entries: Callable[[Any, str], tuple[list[dict], list[tuple]]]
 
-    def _read(self, take_id: int) -> tuple[np.ndarray, str]:
+    def _read(self, take_id: int, max_frames: int = -1) -> tuple[np.ndarray, str]:
         record = self.get(take_id)
         if record.missing:
-            raise LibraryError(f"The audio of take #{take_id} is missing ({record.audio_path}); "
-                               "regenerate it to bring it back.")
+            raise LibraryError(f"The audio of take #{record.id} is missing "
+                               f"({shown(record.audio_path)}); regenerate it to bring it back.")
         try:
-            with sf.SoundFile(str(record.audio_path)) as handle:
+            with sf.SoundFile(wavmeta.sf_name(record.audio_path)) as handle:
                 subtype = handle.subtype
-                audio = handle.read(dtype="int16" if subtype == "PCM_16" else "float32",
+                audio = handle.read(max_frames, dtype=wavmeta.stored_dtype(subtype),
                                     always_2d=True)
-        except (sf.SoundFileError, RuntimeError, ValueError, OSError) as err:
-            raise LibraryError(f"The audio of take #{take_id} ({record.audio_path}) cannot be "
-                               f"read ({err}); regenerate it to replace the file.") from err
+        except (OSError, MemoryError) as err:
+            raise LibraryError(sentence(f"The audio of take #{record.id} "
+                                        f"({shown(record.audio_path)}) cannot be read",
+                                        err)) from err
+        except (sf.SoundFileError, RuntimeError, ValueError, TypeError) as err:
+            raise LibraryError(f"The audio of take #{record.id} ({shown(record.audio_path)}) "
+                               "cannot be read: the file is damaged; regenerate the take to "
+                               "replace it.") from err
         if audio.shape[1] == 1:
             audio = np.repeat(audio, 2, axis=1)
         return np.ascontiguousarray(audio[:, :CHANNELS]), subtype
@@ -56,10 +65,11 @@ class TakeAudio(TakeLookup):
 
         return pcm16_from_float(audio)
 
-    def load_float_audio(self, take_id: int) -> np.ndarray:
+    def load_float_audio(self, take_id: int, max_frames: int = -1) -> np.ndarray:
         """float32 (N, 2) exactly as a request used it: int16 / 32767 (the GUI's scaling) for
-        16-bit takes, the stored floats for imported float audio."""
-        audio, _ = self._read(take_id)
+        16-bit takes, the stored floats for imported float audio. `max_frames`: only the start
+        (all of it when negative)."""
+        audio, _ = self._read(take_id, max_frames)
         if audio.dtype == np.int16:
             from engines.audio_io import float_from_pcm16
 
@@ -72,15 +82,19 @@ class TakeAudio(TakeLookup):
         record = self.get(take_id)
         init = None
         if record.mode in ("a2a", "inpaint"):
+            from engines.request import init_frames_needed
+
+            # Only what the request uses: the init audio may be far longer than the take.
+            needed = init_frames_needed(record.seconds)
             if record.parent_id is not None:
                 try:
-                    init = self.load_float_audio(record.parent_id)
+                    init = self.load_float_audio(record.parent_id, needed)
                 except LibraryError:
                     init = None
-            if init is None and record.init_source and Path(record.init_source).is_file():
+            if init is None and record.init_source and os.path.isfile(record.init_source):
                 from engines.audio_io import read_audio
 
-                init = read_audio(record.init_source)
+                init = read_audio(record.init_source, max_seconds=needed / SAMPLE_RATE)
             if init is None:
                 raise LibraryError(f"Take #{take_id} was made from init audio that is no longer "
                                    "in the library or on disk; choose the init audio again to "
@@ -103,7 +117,9 @@ class TakeAudio(TakeLookup):
         old_path = record.audio_path
         folder = self.trash_dir if record.deleted else self.audio_dir
         file_name = audio_file_name(take_id, record.name or record.prompt)
-        note = note_for_regenerated(take_id, record, result.backend)
+        note = note_for_regenerated(record.id, record, result.backend)
+        timings = json.dumps({k: round(float(v), 3) for k, v in result.timings_ms.items()})
+        warnings = json.dumps([str(w) for w in result.warnings])
         with self._write() as undo:
             place_audio(folder, file_name, pcm, note,
                         wavmeta.title_for(record.name, record.prompt), undo)
@@ -112,12 +128,16 @@ class TakeAudio(TakeLookup):
                 "timings_ms = ?, engine_files = ?, content_sha256 = ?, warnings = ? "
                 "WHERE id = ?",
                 (file_name, int(pcm.shape[0]), int(result.sample_rate), result.backend,
-                 json.dumps({k: round(float(v), 3) for k, v in result.timings_ms.items()}),
-                 json.dumps(engine_files), content_sha256(pcm),
-                 json.dumps([str(w) for w in result.warnings]), take_id))
+                 timings, json.dumps(engine_files), content_sha256(pcm), warnings, record.id))
             self._conn.executemany(
                 "INSERT OR REPLACE INTO file_hashes (path, size, mtime_ns, sha256) "
                 "VALUES (?, ?, ?, ?)", fresh_hashes)
+            self._journal.append(record.id, record.created, {
+                "backend": result.backend, "timings_ms": timings,
+                "engine_files": json.dumps(engine_files), "warnings": warnings})
         if old_path.parent == folder and old_path.name != file_name:
-            old_path.unlink(missing_ok=True)  # a stale copy in our folder; files elsewhere stay
+            try:  # a stale copy in our folder; files elsewhere stay
+                old_path.unlink(missing_ok=True)
+            except OSError:
+                log.warning("Could not remove the old audio file %s", old_path, exc_info=True)
         return self.get(take_id)
