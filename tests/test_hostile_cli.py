@@ -467,7 +467,7 @@ SPAN_SAYS = ("span|START:END",)
 NOT_ARGPARSE = ("expected at least one argument", "expected one argument")
 SETTINGS_PATHS = dict(may_change=("{home}/settings.json", "{home}/settings.json/*"),
                       may_create=("{home}/settings.json*",))
-HUB = dict(home="fresh", exit=(1, 2), timeout=15.0, never=("Retrying", "UnicodeDecodeError"))
+HUB = dict(home="fresh", exit=(1, 2), timeout=20.0, never=("Retrying", "UnicodeDecodeError"))
 DOWNLOAD_DRY = ["models", "download", "sm-sfx", "--onnx", "--dry-run"]
 
 CASES: list[Case] = [
@@ -687,7 +687,7 @@ CASES: list[Case] = [
          says=("--bogus",)),
     Case("unknown-library-command", ["library", "frob"], 2, home="library"),
     Case("unknown-models-command", ["models", "frob"], 2, home="fresh"),
-    Case("unknown-top-command", ["frob"], 2, home="fresh", timeout=10.0),
+    Case("unknown-top-command", ["frob"], 2, home="fresh", timeout=30.0),
     bad_number("--seconds", "nan", "seconds"),
     bad_number("--seconds", "inf", "seconds"),
     bad_number("--seconds", "-5", "seconds"),
@@ -731,7 +731,7 @@ CASES: list[Case] = [
          init_data(np.zeros((0, 2), np.int16), "PCM_16"), says=("init",)),
     Case("init-nan-samples", gen_args(*INIT), 2,
          init_data(np.full((22050, 2), np.nan, np.float32), "FLOAT"), says=("init",)),
-    Case("init-is-fifo", gen_args(*INIT), 2, fifo_init, timeout=10.0, says=("init",)),
+    Case("init-is-fifo", gen_args(*INIT), 2, fifo_init, timeout=30.0, says=("init",)),
 
     # -- cousins: where things go --
     Case("models-dir-missing", gen_args("--models-dir", "{root}/nope"), 2,
