@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
-import shutil
 from pathlib import Path
 
+from engines.cli_finish import SUFFIXES, add_finish_arguments, finish_settings
+from engines.cli_output import check_output, copy_temp, deliver
 from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
     EXIT_BAD_INPUT,
     EXIT_CANCELLED,
@@ -27,8 +27,8 @@ from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
     run_command,
     warn,
 )
-from engines.failures import path_text, printable, reason, sentence, shown
-from engines.provenance import build_sidecar, sidecar_path
+from engines.failures import path_text, printable, reason
+from engines.provenance import build_sidecar
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,6 @@ MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 DECODERS = ("same-s", "same-l", "demo")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
 BACKENDS = ("auto", "onnxruntime", "tensorrt")
-OUT_FORMATS = ("wav16", "wav24", "flac", "ogg")
 
 
 _Parser = parser_class("python main.py generate --help")
@@ -64,12 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="decoder limiter ceiling (default 0.977; > 1 relaxes it)")
     p.add_argument("--backend", default="auto", choices=BACKENDS)
     p.add_argument("--models-dir", type=Path, help="models root (default <data>/models)")
-    p.add_argument("--format", choices=OUT_FORMATS, help="default: from the --out suffix")
     p.add_argument("--out", type=Path, help="output file (.wav, .flac or .ogg)")
     p.add_argument("--no-library", action="store_true",
                    help="do not keep this take in the sound library")
     p.add_argument("--list-models", action="store_true",
                    help="list what is installed and runnable here, and why the rest is not")
+    add_finish_arguments(p)
     return p
 
 
@@ -83,63 +82,6 @@ def summary_line(result, out: Path) -> str:
             f"seed {result.seed}")
 
 
-def _check_output(out: Path | None, fmt: str | None) -> tuple[Path, str]:
-    """(the path to write, its format), after making sure the file and its sidecar can be
-    written there, so a refusal comes before the render, not after it. A symbolic link is
-    followed: the file it points at is the one replaced, the link stays."""
-    from engines.audio_io import AudioFileError, format_for_path
-    from engines.audio_io.atomic import NAME_MAX_BYTES
-
-    if out is None:
-        raise UsageError("--out is required; give the file to write, e.g. --out clip.wav.")
-    for name in (out.name, sidecar_path(out).name):
-        if len(os.fsencode(name)) > NAME_MAX_BYTES:
-            raise UsageError(f"The name {shown(name)} is too long for the file system (more "
-                             f"than {NAME_MAX_BYTES} bytes), so nothing was written; choose a "
-                             "shorter --out.")
-    try:
-        chosen = format_for_path(out, default=fmt or "wav16")
-    except AudioFileError as exc:
-        raise UsageError(str(exc)) from exc
-    if fmt and chosen != fmt:
-        raise UsageError(f"--format {fmt} does not match the file name "
-                         f"{shown(out.name)}; use a matching suffix.")
-    try:
-        if out.is_symlink():
-            out = out.resolve()
-        folder_ok = out.parent.is_dir()
-    except (OSError, RuntimeError) as exc:  # a link loop, a path the OS refuses
-        raise UsageError(sentence(f"Could not use --out {shown(out)}", exc)) from exc
-    if not folder_ok:
-        raise UsageError(f"The folder {shown(out.parent)} does not exist; create it or choose "
-                         f"another --out.")
-    for target in (out, sidecar_path(out)):
-        if target.is_dir():
-            raise UsageError(f"Could not write {shown(target)}: a folder with that name is in "
-                             "the way, so nothing was written; choose another --out.")
-        if target.exists() and not target.is_file():
-            raise UsageError(f"Could not write {shown(target)}: it is a device or special "
-                             "file, so nothing was written; choose a file name for --out.")
-    _probe_writable(out)
-    return out, chosen
-
-
-def _probe_writable(out: Path) -> None:
-    """Create (and remove) a temporary beside `out` and its sidecar: a read-only or protected
-    folder is refused now rather than after the render. Also removes temporaries a killed
-    earlier run left for these targets."""
-    from engines.audio_io.atomic import create_temp_beside, remove_quietly, remove_stale_temps
-
-    for target in (out, sidecar_path(out)):
-        remove_stale_temps(target)
-        try:
-            probe = create_temp_beside(target, target.suffix)
-        except OSError as exc:
-            raise UsageError(sentence(f"Could not write {shown(target)}", exc,
-                                      "nothing was written; choose another --out")) from exc
-        remove_quietly(probe)
-
-
 def _catalog(models_dir: Path | None):
     from engines.models.inventory import default_catalog
 
@@ -151,6 +93,8 @@ def _catalog(models_dir: Path | None):
 
 def run_generate(args: argparse.Namespace) -> int:
     from engines.constants import DEFAULT_LIMITER_CEILING
+    from engines.finish.quality import describe_flag
+    from engines.finish.take import describe
     from engines.generator import Generator
     from engines.provenance import init_entry
     from engines.request import GenerationRequest, parse_span
@@ -162,7 +106,8 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.prompt is None:
         raise UsageError("--prompt is required; describe the sound, e.g. --prompt \"coin "
                          "pickup, bright\".")
-    out, fmt = _check_output(args.out, args.format)
+    out, fmt = check_output(args.out, args.format)
+    finishing = _finishing(args, out, fmt)  # refused now, not after the render
     # Taken before anything is written: --out may be the init file itself.
     init = init_entry(args.init_audio) if args.init_audio is not None else None
     request = GenerationRequest(
@@ -179,13 +124,25 @@ def run_generate(args: argparse.Namespace) -> int:
     generator = Generator(catalog)
     try:
         result = generator.generate(request)
+        finished = None
+        if finishing is not None:
+            finished = _finish(result, finishing, generator)
     finally:
         generator.close()
     for warning in result.warnings:
         warn(warning)
+    for flag in result.quality:
+        warn(f"quality: {describe_flag(flag)}")
     record = None if args.no_library else _keep_in_library(result, args.init_audio)
+    sidecar = _sidecar(result, out, fmt if finished is None else finishing.format, init, record)
+    if finished is None:
+        write_temp = _raw_writer(result, record, fmt)
+    else:
+        sidecar["finishing"] = finished.record()
+        write_temp = finished.writer(_finished_note(result, record, finished),
+                                     result.request.prompt[:120])
     try:
-        _deliver(out, fmt, result, record, init)
+        deliver(out, write_temp, sidecar)
     except UsageError as exc:
         if record is None:
             raise CommandFailed(f"{str(exc).rstrip('.')}; the take is lost, render it again "
@@ -194,88 +151,61 @@ def run_generate(args: argparse.Namespace) -> int:
                             f"#{record.id} (`python main.py library export {record.id} --to "
                             "FOLDER` writes it out).") from exc
     print(printable(summary_line(result, out)))
+    if finished is not None:
+        print(printable(f"finished: {describe(finished)}"))
     return EXIT_OK
 
 
-def _deliver(out: Path, fmt: str, result, record, init: dict | None) -> None:
-    """Write the audio and its sidecar to hidden temporaries beside `out` and move them into
-    place only when both are complete. The sidecar goes first (the likelier to fail); if the
-    audio then cannot be moved, the old sidecar is put back (or the new one removed), so a
-    failure leaves the user's files exactly as they were."""
-    from engines.audio_io.atomic import release, remove_quietly
+def _finishing(args: argparse.Namespace, out: Path, fmt: str):
+    """The finishing settings the flags ask for (None for none), with the delivery format the
+    file name allows: a preset's bit depth is kept when the suffix fits it."""
+    from dataclasses import replace
+
+    from engines.finish.settings import FinishSettings
+    from engines.paths import data_dir
+
+    settings = finish_settings(args, data_dir)
+    if settings is None:
+        return FinishSettings(format=fmt) if fmt == "wav32f" else None
+    if args.format is not None or SUFFIXES[settings.format] != SUFFIXES[fmt]:
+        return replace(settings, format=fmt)  # the flag, or else the file name, decides
+    return settings  # e.g. a 24-bit preset and a .wav name: the preset's depth
+
+
+def _finish(result, settings, generator):
+    from engines.audio_io import float_from_pcm16
+    from engines.finish.take import finish_take
+
+    def generate(request):
+        return float_from_pcm16(generator.generate(request).pcm)
+
+    return finish_take(float_from_pcm16(result.pcm), settings, request=result.request,
+                       generate=generate)
+
+
+def _finished_note(result, record, finished) -> str:
+    from engines.store.wavmeta import build_comment
+
+    meta = {"prompt": result.request.prompt, "seed": result.seed, "model": result.request.model,
+            "library_id": record.id if record is not None else None,
+            "finish": finished.note()}
+    return build_comment(meta)
+
+
+def _raw_writer(result, record, fmt: str):
+    """The take as it came from the model: a copy of the library's file when that is the same
+    16-bit WAV (it carries the note), else the PCM written in `fmt`."""
+    if record is not None and fmt == "wav16" and not record.missing:
+        return lambda target: copy_temp(record.audio_path, target)
     from engines.audio_io.writing import write_audio_temp
-    from engines.errors import AudioFileError
-    from engines.provenance import write_json_temp
 
-    json_target = sidecar_path(out)
-    temps: list[Path] = []
-    writing = out  # what a failure is reported as: the user's name, never a temporary one
-    try:
-        if record is not None and fmt == "wav16" and not record.missing:
-            temps.append(_copy_temp(record.audio_path, out))  # same samples, plus the note
-        else:
-            temps.append(write_audio_temp(out, result.pcm, fmt))
-        writing = json_target
-        sidecar = build_sidecar(result, out, fmt, init)
-        sidecar["library_id"] = record.id if record is not None else None
-        temps.append(write_json_temp(json_target, sidecar))
-        temps.append(_keep_old(json_target))
-        os.replace(temps[1], json_target)
-        writing = out
-        try:
-            os.replace(temps[0], out)
-        except OSError:
-            _put_back(json_target, temps[2])
-            raise
-    except AudioFileError as exc:
-        raise UsageError(str(exc)) from exc
-    except OSError as exc:
-        raise UsageError(sentence(f"Could not write {shown(writing)}", exc,
-                                  "no file was changed; choose another --out or make room "
-                                  "there")) from exc
-    finally:
-        for temp in temps:
-            if temp is not None:
-                remove_quietly(temp)  # a no-op for one already moved into place
-                release(temp)
+    return lambda target: write_audio_temp(target, result.pcm, fmt)
 
 
-def _keep_old(target: Path) -> Path | None:
-    """A hard link to the file at `target` (None when there is none), so it can be put back."""
-    from engines.audio_io.atomic import create_temp_beside, remove_quietly
-
-    if not target.is_file():
-        return None
-    backup = create_temp_beside(target, ".old")
-    remove_quietly(backup)  # only the free name is wanted: os.link will not overwrite
-    try:
-        os.link(target, backup)
-    except OSError:  # a file system without hard links
-        shutil.copyfile(target, backup)
-    return backup
-
-
-def _put_back(target: Path, backup: Path | None) -> None:
-    try:
-        if backup is None:
-            target.unlink(missing_ok=True)
-        else:
-            os.replace(backup, target)
-    except OSError:
-        log.warning("could not restore %s", target, exc_info=True)
-
-
-def _copy_temp(source: Path, target: Path) -> Path:
-    from engines.audio_io.atomic import create_temp_beside, fsync_file, remove_quietly
-
-    temp = create_temp_beside(target, target.suffix)
-    try:
-        shutil.copyfile(source, temp)
-        fsync_file(temp)
-    except BaseException:
-        remove_quietly(temp)
-        raise
-    return temp
+def _sidecar(result, out: Path, fmt: str, init: dict | None, record) -> dict:
+    sidecar = build_sidecar(result, out, fmt, init)
+    sidecar["library_id"] = record.id if record is not None else None
+    return sidecar
 
 
 def _keep_in_library(result, init_audio: Path | None):

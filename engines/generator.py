@@ -12,6 +12,15 @@ from engines.request import GenerationRequest, ValidatedRequest, validate_reques
 log = logging.getLogger(__name__)
 
 
+def take_quality(pcm) -> list[str]:
+    """Quality flags of a finished take (silence, clipping, DC, ...), computed here so they
+    cost the worker thread, never the window."""
+    from engines.audio_io import float_from_pcm16
+    from engines.finish.quality import quality_flags
+
+    return quality_flags(float_from_pcm16(pcm))
+
+
 class Generator:
     """Owns loaded backends (one per engine file set) so repeated takes skip loading.
 
@@ -40,6 +49,7 @@ class Generator:
         backend = self._backend_for(availability)
         result = backend.generate(req, progress, cancel)
         result.warnings = [*req.warnings, *availability.notes, *result.warnings]
+        result.quality = take_quality(result.pcm)
         return result
 
     def _backend_for(self, availability: Availability) -> Backend:

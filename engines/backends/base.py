@@ -37,6 +37,7 @@ class GenerationResult:
     warnings: list[str] = field(default_factory=list)
     sample_rate: int = SAMPLE_RATE
     details: dict = field(default_factory=dict)  # backend specifics: GPU stage ms, VRAM, path
+    quality: list[str] = field(default_factory=list)  # engines.finish.quality flag codes
 
     @property
     def seconds(self) -> float:

@@ -35,7 +35,7 @@ _MIN_PROMPT_CHARS = 40
 # Keys in the order they are written; the first three identify the file.
 _FIELDS = ("app", "library_id", "parent_id", "created", "prompt", "negative_prompt", "seed",
            "model", "decoder", "precision", "steps", "cfg", "apg", "seconds", "mode",
-           "init_noise_level", "inpaint_spans", "limiter_ceiling", "backend")
+           "init_noise_level", "inpaint_spans", "limiter_ceiling", "backend", "finish")
 
 
 def build_comment(meta: dict) -> str:

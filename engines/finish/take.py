@@ -1,0 +1,89 @@
+"""Finishing one take end to end, the same for the command line, the window and exports: the
+loop first (by the model when it can run, else by crossfade), then the chain, then what the
+sidecar and the embedded note say about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engines.finish.chain import Finished, finish
+from engines.finish.settings import FinishSettings
+
+
+@dataclass(frozen=True, eq=False)
+class FinishedTake:
+    finished: Finished
+    settings: FinishSettings
+    loop: Any | None  # engines.finish.loop.LoopResult when the take was made into a loop
+
+    def record(self) -> dict[str, Any]:
+        """What the sidecar and the library keep: the chain (to finish the take again), the
+        loop that was made, and the figures measured after finishing."""
+        loop = None
+        if self.loop is not None:
+            loop = {"method": self.loop.method, "seed": self.loop.seed,
+                    "seam_span_s": [round(float(t), 4) for t in self.loop.seam_span_s]}
+        return {"chain": self.settings.to_dict(), "loop": loop, "report": self.finished.report,
+                "loop_points": (list(self.finished.loop_points)
+                                if self.finished.loop_points is not None else None)}
+
+    def note(self) -> dict[str, Any]:
+        """The short form for the note embedded in the file (it must stay small)."""
+        final = self.finished.report.get("final", {})
+        return {"preset": self.settings.preset or None, "lufs": _rounded(final, "loudness_lufs"),
+                "dbtp": _rounded(final, "true_peak_dbtp"), "loop": self.settings.loop or None,
+                "rate": self.finished.rate, "mono": self.settings.mono or None}
+
+    def writer(self, note: str | None = None, title: str | None = None
+               ) -> Callable[[Path], Path]:
+        """write_temp(target) for engines.cli_output.deliver and other atomic savers."""
+        from engines.finish.delivery import write_delivery_temp
+
+        f = self.finished
+        return lambda target: write_delivery_temp(target, f.audio, f.rate, self.settings.format,
+                                                  f.loop_points, note, title)
+
+
+Generate = Callable[[Any], np.ndarray]
+
+
+def finish_take(audio: np.ndarray, settings: FinishSettings, *, request: Any = None,
+                generate: Generate | None = None) -> FinishedTake:
+    """`audio` (float (N, 2) at 44.1 kHz, the raw take) finished by `settings`. A loop is made
+    by the model (inpainting the seam with `request`'s settings and a new seed) when `generate`
+    and `request` are given, else by an equal-power crossfade."""
+    settings.validate()
+    loop = None
+    if settings.loop:
+        from engines.finish.loop import make_loop
+
+        loop = make_loop(audio, request, generate, seam_s=settings.loop_seam_s)
+        audio = loop.audio
+    return FinishedTake(finish(audio, settings), settings, loop)
+
+
+def describe(take: FinishedTake) -> str:
+    """One line for people: what finishing did and the figures after it."""
+    final = take.finished.report.get("final", {})
+    lufs, dbtp = _rounded(final, "loudness_lufs"), _rounded(final, "true_peak_dbtp")
+    parts = []
+    if take.loop is not None:
+        parts.append("loop by the model" if take.loop.method == "model" else
+                     "loop by crossfade")
+    if lufs is not None:
+        parts.append(f"{lufs:.1f} LUFS")
+    if dbtp is not None:
+        parts.append(f"{dbtp:.1f} dBTP")
+    parts.append(f"{take.finished.rate} Hz {'mono' if take.settings.mono else 'stereo'}")
+    return ", ".join(parts)
+
+
+def _rounded(final: dict, key: str) -> float | None:
+    value = final.get(key)
+    return None if value is None else round(float(value), 2)
