@@ -1,7 +1,8 @@
 """Headless command line: `python main.py generate ...` (a contract other tools rely on).
 
-Every take is also kept in the sound library (engines.store) unless `--no-library` is given;
-its id goes into the sidecar as "library_id".
+Every take is also kept in the sound library (engines.store, through engines.cli_library) unless
+`--no-library` is given, with the finishing chain that made --out; its id goes into the sidecar as
+"library_id".
 
 Exit codes: 0 done; 1 the engine failed at run time; 2 bad input (one line on stderr naming the
 problem and the fix, nothing written); 130 cancelled with Ctrl+C.
@@ -14,6 +15,7 @@ import logging
 from pathlib import Path
 
 from engines.cli_finish import SUFFIXES, add_finish_arguments, finish_settings
+from engines.cli_library import keep_in_library
 from engines.cli_output import check_output, copy_temp, deliver
 from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
     EXIT_BAD_INPUT,
@@ -27,7 +29,7 @@ from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
     run_command,
     warn,
 )
-from engines.failures import path_text, printable, reason
+from engines.failures import printable
 from engines.provenance import build_sidecar
 
 log = logging.getLogger(__name__)
@@ -133,7 +135,7 @@ def run_generate(args: argparse.Namespace) -> int:
         warn(warning)
     for flag in result.quality:
         warn(f"quality: {describe_flag(flag)}")
-    record = None if args.no_library else _keep_in_library(result, args.init_audio)
+    record = None if args.no_library else keep_in_library(result, args.init_audio, finished)
     sidecar = _sidecar(result, out, fmt if finished is None else finishing.format, init, record)
     if finished is None:
         write_temp = _raw_writer(result, record, fmt)
@@ -206,52 +208,6 @@ def _sidecar(result, out: Path, fmt: str, init: dict | None, record) -> dict:
     sidecar = build_sidecar(result, out, fmt, init)
     sidecar["library_id"] = record.id if record is not None else None
     return sidecar
-
-
-def _keep_in_library(result, init_audio: Path | None):
-    """Record the take (and its init file, as an imported take) in the library. The library
-    failing never costs the user the file they asked for: whatever goes wrong here is one
-    warning, and the take is still written to --out."""
-    from engines.paths import library_dir
-    from engines.store.library import ClipLibrary
-
-    try:
-        library = ClipLibrary(library_dir())
-    except Exception as exc:  # never lose the take: see the docstring
-        return _not_kept(result, exc)
-    try:
-        if library.notice:
-            warn(library.notice)
-        parent_id = None
-        source = path_text(Path(init_audio).resolve()) if init_audio is not None else None
-        if init_audio is not None:
-            from engines.audio_io import read_audio
-            from engines.constants import SAMPLE_RATE
-            from engines.request import init_frames_needed
-
-            # Only the part the take was made from: a 30-minute file is not copied whole.
-            used_s = init_frames_needed(result.request.seconds) / SAMPLE_RATE
-            origin = library.identify(init_audio)  # a take exported earlier, if it is one
-            parent_id = library.add_imported(
-                read_audio(init_audio, max_seconds=used_s), source,
-                parent_id=origin.id if origin is not None else None).id
-        return library.add(result, parent_id=parent_id, init_source=source)
-    except Exception as exc:  # never lose the take: see the docstring
-        return _not_kept(result, exc)
-    finally:
-        try:
-            library.close()
-        except Exception:
-            log.warning("could not close the library", exc_info=True)
-
-
-def _not_kept(result, exc: BaseException) -> None:
-    log.warning("could not keep the take in the library", exc_info=True)
-    need = result.pcm.shape[0] * 4 + (1 << 16)  # 16-bit stereo, plus the note
-    happened, todo = reason(exc)
-    warn(f"The take was not kept in the library: {happened}, and it needs about "
-         f"{need / 1e6:.1f} MB there; {todo} (the --out file is written all the same).")
-    return None
 
 
 def _span_arguments(argv: list[str]) -> list[str]:

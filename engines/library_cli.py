@@ -1,5 +1,9 @@
 """`python main.py library ...`: list, show and export takes kept in the sound library.
 
+`list` filters by quality flags (--flagged, --clean, --quality CODE) and shows them in its FLAGS
+column; `show` tells a take's finishing chain and its flags in words; `export` (in
+library_export_cli) writes takes raw or finished.
+
 Exit codes as for `generate`: 0 done; 1 a file could not be written; 2 bad input (an unknown id,
 a missing folder), with one line on stderr.
 """
@@ -21,7 +25,9 @@ from engines.cli_support import (
     warn,
 )
 from engines.errors import StudioError
-from engines.failures import printable, sentence, shown
+from engines.failures import printable
+from engines.finishing_summary import finishing_lines, quality_lines
+from engines.library_export_cli import add_export_parser, run_export
 from engines.paths import DataFolderError
 
 log = logging.getLogger(__name__)
@@ -78,27 +84,59 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--sort", default="created",
                          choices=("created", "rating", "prompt", "seconds", "seed"))
     listing.add_argument("--deleted", action="store_true", help="include deleted takes")
+    listing.add_argument("--finished", action="store_true",
+                         help="only takes with a stored finishing chain")
+    quality = listing.add_mutually_exclusive_group()
+    quality.add_argument("--flagged", dest="quality", action="store_const", const="flagged",
+                         help="only takes with a quality flag (silence, clipping, ...)")
+    quality.add_argument("--clean", dest="quality", action="store_const", const="clean",
+                         help="only takes without quality flags")
+    quality.add_argument("--quality", dest="quality", type=flag_code, metavar="CODE",
+                         help="only takes with this flag: " + ", ".join(_FLAG_CHOICES))
     show = commands.add_parser("show", help="everything about one take")
     show.add_argument("take", metavar="ID|FILE",
                       help="a library id, or an audio file to identify (e.g. one dragged out)")
     show.add_argument("--json", action="store_true", help="print the provenance as JSON")
-    export = commands.add_parser("export", help="copy takes with JSON sidecars")
-    export.add_argument("ids", nargs="+", type=take_id, metavar="ID")
-    target = export.add_mutually_exclusive_group(required=True)
-    target.add_argument("--to", type=Path, metavar="DIR", help="a folder (created if missing)")
-    target.add_argument("--zip", type=Path, metavar="FILE", help="one zip file instead")
+    add_export_parser(commands, take_id)
     return parser
 
 
-def _flags(record) -> str:
-    flags = []
+# Quality flag codes as the list shows them, short enough for a column.
+_SHORT_FLAGS = {"silent": "silent", "clipping": "clip", "dc-offset": "dc", "non-finite": "nan",
+                "trailing-silence": "tail"}
+_FLAG_CHOICES = tuple(f"{code} ({short})" if short != code else code
+                      for code, short in _SHORT_FLAGS.items())
+
+
+def flag_code(text: str) -> str:
+    """A quality flag code from the command line, in full or as the list shows it."""
+    from engines.finish.quality import FLAG_CODES
+
+    word = text.strip().lower()
+    for code, short in _SHORT_FLAGS.items():
+        if word == short:
+            return code
+    if word in FLAG_CODES:
+        return word
+    raise argparse.ArgumentTypeError(f"'{printable(text)}' is not a quality flag; choose one "
+                                     f"of {', '.join(_FLAG_CHOICES)}")
+
+
+def _marks(record) -> str:
+    marks = []
     if record.favourite:
-        flags.append("fav")
+        marks.append("fav")
+    if record.finished:
+        marks.append("fin")
     if record.deleted:
-        flags.append("deleted")
+        marks.append("deleted")
     if record.missing:
-        flags.append("MISSING")
-    return ",".join(flags)
+        marks.append("MISSING")
+    return ",".join(marks)
+
+
+def _quality(record) -> str:
+    return ",".join(_SHORT_FLAGS.get(code, code) for code in record.quality) or "-"
 
 
 def _clip(text: str, width: int) -> str:
@@ -111,16 +149,19 @@ def run_list(library, args: argparse.Namespace) -> int:
         raise UsageError(f"--limit {args.limit} shows nothing; give 1 or more.")
     args.limit = min(args.limit, MAX_LISTED)
     filters = {"model": args.model, "favourite": True if args.favourites else None,
-               "min_rating": args.min_rating, "include_deleted": args.deleted}
+               "min_rating": args.min_rating, "include_deleted": args.deleted,
+               "quality": args.quality, "finished": True if args.finished else None}
     args.search = argument_text(args.search, "--search")
+    library.check_quality()  # takes kept before flags were (once; opening does it in parts)
     records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
     total = library.count(args.search, **filters)
     _say(f"{'ID':>6}  {'CREATED (UTC)':16}  {'MODEL':9} {'SECONDS':>7} {'SEED':>10}  "
-          f"{'RATING':6} {'FLAGS':12} PROMPT / NAME")
+          f"{'RATING':6} {'MARKS':11} {'FLAGS':12} PROMPT / NAME")
     for r in records:
         _say(f"{r.id:>6}  {r.created[:16].replace('T', ' '):16}  {r.model:9} "
               f"{r.seconds:>7.2f} {('-' if r.is_imported else r.seed):>10}  "
-              f"{'*' * r.rating:6} {_flags(r):12} {_clip(r.title(), PROMPT_WIDTH)}")
+              f"{'*' * r.rating:6} {_marks(r):11} {_quality(r):12} "
+              f"{_clip(r.title(), PROMPT_WIDTH)}")
     _say(f"{len(records)} of {total} take{'s' if total != 1 else ''} shown"
           + (f" matching '{args.search}'" if args.search else "") + f"; library: {library.root}")
     return EXIT_OK
@@ -159,6 +200,8 @@ def _show_lines(library, record) -> list[str]:
     lines += [f"  rating       {record.rating}/5" + (", favourite" if record.favourite else ""),
               f"  tags         {', '.join(record.tags) or '-'}",
               f"  notes        {record.notes or '-'}"]
+    lines += finishing_lines(record.finishing)
+    lines += quality_lines(record.quality)
     chain = library.lineage(record.id)[1:]
     if chain:
         lines.append("  made from    " + " <- ".join(f"#{r.id} {_clip(r.title(), 30)}"
@@ -195,20 +238,6 @@ def run_show(library, args: argparse.Namespace) -> int:
         print(_json_text(record.sidecar()))
     else:
         _say("\n".join(_show_lines(library, record)))
-    return EXIT_OK
-
-
-def run_export(library, args: argparse.Namespace) -> int:
-    if args.zip is not None:
-        _say(library.export_zip(args.ids, args.zip))
-        return EXIT_OK
-    try:
-        args.to.mkdir(parents=True, exist_ok=True)  # a new folder is what --to usually means
-    except OSError as exc:
-        raise UsageError(sentence(f"Could not create the folder {shown(args.to)}", exc,
-                                  "choose another --to")) from exc
-    for path in library.export(args.ids, args.to):
-        _say(path)
     return EXIT_OK
 
 

@@ -104,3 +104,43 @@ def test_float_delivery(capsys, tmp_path: Path, models: Path):
     assert code == 0, stderr
     assert sf.info(out).subtype == "FLOAT"
     assert np.abs(sf.read(out)[0]).max() > 0.01
+
+
+def test_the_chain_is_kept_with_the_take_in_the_library(capsys, tmp_path: Path, models: Path,
+                                                        home: Path):
+    from engines.store.library import ClipLibrary
+
+    out = tmp_path / "hit.wav"
+    code, _, stderr = run(capsys, models, "--prompt", "metal hit", "--seconds", "1", "--seed",
+                          "2", "--loudness", "-20", "--mono", "--out", str(out))
+    assert code == 0, stderr
+    with ClipLibrary(home / "library") as lib:
+        record = lib.get(1)
+        assert record.finishing == json.loads(out.with_suffix(".json").read_text())["finishing"]
+        assert record.finishing["chain"]["loudness_lufs"] == -20.0
+        assert record.quality == []  # measured on the worker, kept with the take
+        assert sf.info(record.audio_path).channels == 2  # the raw take is what is kept
+
+
+def test_a_chain_the_library_cannot_keep_costs_only_a_warning(capsys, tmp_path: Path,
+                                                              models: Path, home: Path,
+                                                              monkeypatch: pytest.MonkeyPatch):
+    from engines.store.library import ClipLibrary, LibraryError
+
+    def refuse(self, take_id, finishing):
+        raise LibraryError("The library could not write to 'x': the disk is full; free some "
+                           "space.")
+
+    monkeypatch.setattr(ClipLibrary, "set_finishing", refuse)
+    out = tmp_path / "hit.wav"
+    code, stdout, stderr = run(capsys, models, "--prompt", "metal hit", "--seconds", "1",
+                               "--loudness", "-20", "--out", str(out))
+    assert code == 0 and out.is_file() and "finished:" in stdout
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("warning: The take was kept in the library "
+                                                   "as #1, but not its finishing chain: the "
+                                                   "library could not write")
+    with ClipLibrary(home / "library") as lib:
+        assert lib.get(1).finishing is None
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["library_id"] == 1 and meta["finishing"]["chain"]["loudness_lufs"] == -20.0

@@ -26,6 +26,7 @@ import soundfile as sf
 import main as entry
 from engines.backends.base import GenerationResult
 from engines.catalog import EngineFiles
+from engines.finish.settings import FinishSettings
 from engines.request import GenerationRequest, validate_request
 from engines.store import library as library_module
 from engines.store import schema
@@ -409,9 +410,13 @@ def test_version_1_database_migrates_with_data_kept(tmp_path: Path, files):
     try:
         assert lib.migrated_from == 1 and lib.notice is None
         check = sqlite3.connect(root / "library.sqlite3")
-        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         check.close()
         assert (root / "library.sqlite3.v1-backup").is_file()
+        # Version 3: no finishing yet, and the quality measured from the audio when it opened
+        # (the samples are 1 and 2 of 32767: digital silence).
+        assert lib.get(1).quality == lib.get(3).quality == ["silent"]
+        assert lib.get(1).finishing is None and lib.get(1).sidecar()["finishing"] is None
         old = lib.get(1)
         assert (old.prompt, old.seed, old.rating, old.timings_ms) == ("old rain", 5, 4,
                                                                        {"total": 12.5})
@@ -799,11 +804,15 @@ def test_read_only_library_can_be_browsed_and_refuses_changes(tmp_path: Path, fi
             assert np.array_equal(lib.load_audio(take.id), make_result(files, seed=3).pcm)
             written = lib.export([take.id, imported.id], out)
             assert [p.suffix for p in written] == [".wav", ".flac"]
+            finished = lib.export([take.id], out, library_module.ExportOptions(
+                settings=FinishSettings(loudness_lufs=-20.0, format="wav24")))
+            assert sf.info(finished[0]).subtype == "PCM_24"  # finishing writes nothing inside
             assert lib.identify(written[0]).id == take.id
             refused = [lambda: lib.add(make_result(files, seed=9)),
                        lambda: lib.add_imported(np.ones((100, 2), np.int16), "x.wav"),
                        lambda: lib.update(take.id, rating=1),
-                       lambda: lib.update(take.id, notes="x"), lambda: lib.delete(take.id)]
+                       lambda: lib.update(take.id, notes="x"), lambda: lib.delete(take.id),
+                       lambda: lib.set_finishing(take.id, None)]
             for change in refused:
                 with pytest.raises(LibraryError) as info:
                     change()

@@ -5,6 +5,7 @@ sidecar and the embedded note say about it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,8 @@ class FinishedTake:
         if self.loop is not None:
             loop = {"method": self.loop.method, "seed": self.loop.seed,
                     "seam_span_s": [round(float(t), 4) for t in self.loop.seam_span_s]}
-        return {"chain": self.settings.to_dict(), "loop": loop, "report": self.finished.report,
+        return {"chain": self.settings.to_dict(), "loop": loop,
+                "report": strict_json(self.finished.report),
                 "loop_points": (list(self.finished.loop_points)
                                 if self.finished.loop_points is not None else None)}
 
@@ -86,4 +88,18 @@ def describe(take: FinishedTake) -> str:
 
 def _rounded(final: dict, key: str) -> float | None:
     value = final.get(key)
-    return None if value is None else round(float(value), 2)
+    if value is None or not math.isfinite(float(value)):
+        return None
+    return round(float(value), 2)
+
+
+def strict_json(value: Any) -> Any:
+    """`value` with every non-finite float (a silent take measures -inf LUFS) as None: JSON
+    has no -Infinity, and strict readers (jq, browsers) refuse it."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: strict_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict_json(item) for item in value]
+    return value

@@ -1,5 +1,5 @@
-"""Changing kept takes: what the user keeps about them (rating, tags, notes, name), and moving
-them to the trash and back."""
+"""Changing kept takes: what the user keeps about them (rating, tags, notes, name, finishing
+chain), and moving them to the trash and back."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from engines.errors import RequestError
 from engines.store import schema
 from engines.store.lookup import TakeLookup
 from engines.store.records import LibraryError, TakeRecord, normalize_tags
@@ -56,6 +57,17 @@ class TakeEditing(TakeLookup):
             self._journal.append(record.id, record.created, changes)
         return self.get(record.id)
 
+    def set_finishing(self, take_id: int, finishing: dict | None) -> TakeRecord:
+        """Keep a take's finishing chain (FinishedTake.record(): "chain", and "loop",
+        "report", "loop_points" as it made them), or drop it with None. The take's audio is
+        never touched: the finished audio is derived from it and the chain whenever needed."""
+        record = self.get(take_id)
+        text = None if finishing is None else stored_finishing(record.id, finishing)
+        with self._write():
+            self._conn.execute("UPDATE takes SET finishing = ? WHERE id = ?", (text, record.id))
+            self._journal.append(record.id, record.created, {"finishing": text})
+        return self.get(record.id)
+
     def delete(self, take_id: int) -> None:
         """Move the take's audio into trash/ and hide it from searches; `restore` undoes it."""
         self._set_deleted(take_id, True)
@@ -77,3 +89,42 @@ class TakeEditing(TakeLookup):
             if relative and source.is_file():
                 os.replace(source, target)  # inside the transaction: see ClipLibrary._reconcile
                 undo.append(lambda: os.replace(target, source))
+
+
+MAX_FINISHING_BYTES = 64 * 1024  # a chain and its report take about 1.5 KB
+
+
+def stored_finishing(take_id: int, finishing: object) -> str:
+    """The JSON text the library keeps for a finishing record; LibraryError (one sentence)
+    when it is not one. Its chain is read back through FinishSettings, so what is kept is
+    always a chain this version can run."""
+    from engines.finish.settings import FinishSettings
+
+    refused = f"The finishing of take #{take_id} was not kept"
+    if not isinstance(finishing, dict) or not isinstance(finishing.get("chain"), dict):
+        raise LibraryError(f"{refused}: it must be a JSON object with the chain under "
+                           "\"chain\"; finish the take again.")
+    try:
+        chain = FinishSettings.from_dict(finishing["chain"]).to_dict()
+    except RequestError as err:
+        raise LibraryError(f"{refused}: {str(err).rstrip('.')}.") from err
+    points = finishing.get("loop_points")
+    if points is not None and not (isinstance(points, (list, tuple)) and len(points) == 2
+                                   and all(type(p) is int and p >= 0 for p in points)
+                                   and points[0] <= points[1]):
+        raise LibraryError(f"{refused}: its loop points must be two frame numbers, start "
+                           "before end; finish the take again.")
+    for key, kinds in (("loop", (dict, type(None))), ("report", (dict, type(None)))):
+        if not isinstance(finishing.get(key), kinds):
+            raise LibraryError(f"{refused}: its {key} must be a JSON object; finish the take "
+                               "again.")
+    try:
+        # ASCII: text that is not valid UTF-8 (lone surrogates) is kept as \\udcxx escapes.
+        text = json.dumps({**finishing, "chain": chain})
+    except (TypeError, ValueError) as err:
+        raise LibraryError(f"{refused}: it holds values JSON cannot keep; finish the take "
+                           "again.") from err
+    if len(text) > MAX_FINISHING_BYTES:
+        raise LibraryError(f"{refused}: it is larger than {MAX_FINISHING_BYTES // 1024} KB; "
+                           "finish the take again.")
+    return text

@@ -54,9 +54,12 @@ COLUMNS: Mapping[str, tuple[type, ...]] = {
     "engine_files": _TEXT, "warnings": _TEXT, "parent_id": _INT_OR_NONE,
     "init_source": _TEXT_OR_NONE, "rating": _INT, "favourite": _INT, "tags": _TEXT,
     "notes": _TEXT,
+    # Schema 3. A finishing chain is what the user chose, so it must survive a rebuild; the
+    # quality flags could be measured again from the audio, but keeping them saves the time.
+    "finishing": _TEXT_OR_NONE, "quality": _TEXT,
 }
 
-_NEW_TAKE = {"rating": 0, "favourite": 0, "tags": "[]", "notes": ""}
+_NEW_TAKE = {"rating": 0, "favourite": 0, "tags": "[]", "notes": "", "finishing": None}
 
 # A journal larger than this many bytes per take (plus a margin) is rewritten as one snapshot
 # a take when the library opens: a snapshot is about 1.5 KB, an edit about 150 bytes.

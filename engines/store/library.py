@@ -22,7 +22,10 @@ ClipLibrary opens the library and keeps new takes; the rest of it is split by jo
     placement    writing a take's audio file into place
     lookup       finding takes (TakeLookup)
     take_audio   loading a take's audio; regenerating it (TakeAudio)
-    editing      rating, tags, notes and names; trash and restore (TakeEditing)
+    editing      rating, tags, notes, names and finishing chains; trash and restore
+                 (TakeEditing)
+    quality_check  quality flags for takes kept without them (QualityCheck)
+    export, export_plan  takes out of the library: copies or finished files, named
 """
 
 from __future__ import annotations
@@ -39,7 +42,8 @@ import numpy as np
 from engines.failures import shown
 from engines.store import opening, wavmeta
 from engines.store.editing import TakeEditing
-from engines.store.export import export_name, export_to_folder, export_to_zip
+from engines.store.export import export_name, export_to_folder, export_to_zip, raw_items
+from engines.store.export_plan import ExportOptions, export_items
 from engines.store.files import as_stereo, content_sha256, copy_atomic, sha256_file
 from engines.store.opening import AUDIO_DIR, DB_NAME, TRASH_DIR, LibraryOpening
 from engines.store.placement import audio_file_name, place_audio
@@ -61,8 +65,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-__all__ = ["AUDIO_DIR", "DB_NAME", "SCHEMA_VERSION", "TRASH_DIR", "ClipLibrary", "LibraryError",
-           "TakeRecord", "copy_atomic", "normalize_tags", "sha256_file"]
+__all__ = ["AUDIO_DIR", "DB_NAME", "SCHEMA_VERSION", "TRASH_DIR", "ClipLibrary", "ExportOptions",
+           "LibraryError", "TakeRecord", "copy_atomic", "normalize_tags", "sha256_file"]
 
 
 def _now() -> str:
@@ -179,14 +183,26 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
             ids = [ids]  # type: ignore[list-item]  # one id given alone
         return [self.get(i) for i in dict.fromkeys(take_id_of(i) for i in ids)]
 
-    def export(self, ids: Iterable[int], folder: Path) -> list[Path]:
-        """Copy takes (with their embedded notes) and a JSON sidecar each into `folder`;
-        returns the audio paths (each sidecar is the same name ending in .json)."""
-        return export_to_folder(self._records(ids), folder)
+    def export(self, ids: Iterable[int], folder: Path,
+               options: ExportOptions | None = None) -> list[Path]:
+        """Write takes and a JSON sidecar each into `folder`: copies of the takes (with their
+        embedded notes), or finished files as `options` ask (see export_plan). Returns the
+        audio paths (each sidecar is the same name ending in .json). A name already in use
+        gets a number (_2, ...) unless options.overwrite."""
+        written = options.written if options is not None else None
+        return export_to_folder(self._export_items(ids, options), folder, written)
 
-    def export_zip(self, ids: Iterable[int], zip_path: Path) -> Path:
-        """One zip with the takes and their sidecars, written atomically."""
-        return export_to_zip(self._records(ids), zip_path)
+    def export_zip(self, ids: Iterable[int], zip_path: Path,
+                   options: ExportOptions | None = None) -> Path:
+        """One zip with the takes (or finished files) and their sidecars, written atomically."""
+        written = options.written if options is not None else None
+        return export_to_zip(self._export_items(ids, options), zip_path, written)
+
+    def _export_items(self, ids: Iterable[int], options: ExportOptions | None) -> list:
+        records = self._records(ids)
+        if options is None:
+            return raw_items(records)
+        return export_items(records, options, self.load_float_audio)
 
     export_name = staticmethod(export_name)
 

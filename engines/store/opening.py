@@ -19,9 +19,9 @@ from pathlib import Path
 
 from engines.failures import sentence, shown
 from engines.store import access, database, rebuild, repair, salvage, schema
-from engines.store.database import LibraryConnection
 from engines.store.files import fsync_dir
 from engines.store.journal import EditJournal
+from engines.store.quality_check import CHECK_ON_OPEN_S, QualityCheck
 from engines.store.records import LibraryError
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
 
 
-class LibraryOpening(LibraryConnection):
+class LibraryOpening(QualityCheck):
     """The opening part of ClipLibrary."""
 
     notice: str | None  # one sentence for the user after a repair or when read-only, else None
@@ -74,6 +74,7 @@ class LibraryOpening(LibraryConnection):
             adopted = self._reconcile()
             restored = self._replay_journal(adopted) if adopted else set()
             self._compact_journal()
+            self.check_quality(CHECK_ON_OPEN_S)  # takes from before flags were kept
         except BaseException as err:
             self._conn.close()
             if isinstance(err, sqlite3.Error):  # outside a transaction: a pragma, a count
@@ -212,5 +213,6 @@ class LibraryOpening(LibraryConnection):
             # names are not trusted for that: any file can be dropped into audio/.
             rebuild.finish(self._conn, max(self._journal.max_id(), found.sequence),
                            self._use_fts)
+        self.check_quality(CHECK_ON_OPEN_S)  # takes whose flags the journal did not have
         report.from_notes = len(adopted)
         report.from_journal = len(adopted & restored)

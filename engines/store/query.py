@@ -67,14 +67,36 @@ def time_bound(value: str | _dt.date | None, *, end: bool) -> tuple[str, bool] |
         return edge.replace(tzinfo=_dt.UTC).isoformat(timespec="milliseconds"), True
 
 
+QUALITY_CHOICES = ("flagged", "clean")  # besides one flag code (engines.finish.quality)
+
+
+def quality_clause(quality: str) -> tuple[str, list]:
+    """SQL (over `takes t`) for a quality filter: "flagged" (any flag), "clean" (measured and
+    no flag) or one flag code. Takes not measured yet (NULL) are neither."""
+    from engines.finish.quality import FLAG_CODES
+
+    if quality == "flagged":
+        return "t.quality IS NOT NULL AND t.quality != '[]'", []
+    if quality == "clean":
+        return "t.quality = '[]'", []
+    if quality in FLAG_CODES:
+        # The stored list is JSON of known codes (letters and dashes only), so the quoted
+        # code cannot match inside another one.
+        return "t.quality LIKE ?", [f'%"{quality}"%']
+    raise LibraryError(f"'{printable(str(quality))[:40]}' is not a quality filter; choose "
+                       f"{', '.join(QUALITY_CHOICES)} or a flag: {', '.join(FLAG_CODES)}.")
+
+
 def where_clause(text: str, *, use_fts: bool, model: str | None = None,
                  favourite: bool | None = None, min_rating: int = 0, since: Any = None,
-                 until: Any = None, include_deleted: bool = False) -> tuple[str, list]:
+                 until: Any = None, include_deleted: bool = False, quality: str | None = None,
+                 finished: bool | None = None) -> tuple[str, list]:
     """The WHERE clause (with its parameters) over `takes t` for a library search.
 
     Every word of `text` must occur in the take's search text (prompt, name, tags, notes, init
     file name), in any case. Words of three or more letters go through the FTS5 trigram index
-    when there is one; shorter words, or every word without FTS5, through LIKE.
+    when there is one; shorter words, or every word without FTS5, through LIKE. `quality`: see
+    `quality_clause`; `finished`: takes with (True) or without (False) a finishing chain.
     """
     clauses: list[str] = []
     params: list[Any] = []
@@ -89,6 +111,12 @@ def where_clause(text: str, *, use_fts: bool, model: str | None = None,
     if min_rating:
         clauses.append("t.rating >= ?")
         params.append(clamped_count(min_rating, 6, "the lowest rating"))
+    if quality:
+        clause, values = quality_clause(quality)
+        clauses.append(clause)
+        params += values
+    if finished is not None:
+        clauses.append("t.finishing IS NOT NULL" if finished else "t.finishing IS NULL")
     for bound, end in ((since, False), (until, True)):
         parsed = time_bound(bound, end=end)
         if parsed is not None:

@@ -83,7 +83,8 @@ def ids_in_file_names(names: Iterable[str]) -> int:
 
 
 def insert_salvaged(conn: sqlite3.Connection, rows: list[dict], root: Path) -> int:
-    """Put salvaged rows (of schema 1 or 2) into the new database; returns how many went in.
+    """Put salvaged rows (of schema 1, 2 or 3) into the new database; returns how many went
+    in. Columns an older schema lacks take their defaults (quality NULL: measured later).
     A row with garbage where the schema needs a value is left out (its audio file, if any,
     comes back from its note). The caller holds the write transaction."""
     columns = {row[1] for row in conn.execute("PRAGMA table_info(takes)")}

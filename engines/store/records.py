@@ -66,6 +66,14 @@ class TakeRecord:
     decoder_tier: str = ""
     warnings: list[str] = field(default_factory=list)
     content_sha256: str = ""  # of the samples as stored, to recognise copies of the file
+    # The stored finishing chain (engines.finish.take.FinishedTake.record(): chain, loop,
+    # report, loop_points), None when the take has none; the audio file is always the raw take.
+    finishing: dict | None = None
+    quality: list[str] = field(default_factory=list)  # engines.finish.quality codes
+
+    @property
+    def finished(self) -> bool:
+        return self.finishing is not None
 
     @property
     def missing(self) -> bool:
@@ -146,6 +154,8 @@ class TakeRecord:
             "library": {"id": self.id, "name": self.name, "parent_id": self.parent_id,
                         "rating": self.rating, "favourite": self.favourite, "tags": self.tags,
                         "notes": self.notes, "content_sha256": self.content_sha256},
+            "finishing": self.finishing,
+            "quality": list(self.quality),
         }
 
 
@@ -174,6 +184,16 @@ def _json_dict(text: str | None) -> dict:
     except (ValueError, TypeError):
         return {}
     return value if isinstance(value, dict) else {}
+
+
+def _json_object(text: str | None) -> dict | None:
+    """A stored JSON object, or None for NULL and for anything that is not one (damage)."""
+    value = _json_dict(text)
+    return value or None
+
+
+def _flag_codes(text: str | None) -> list[str]:
+    return [code for code in _json_list(text) if isinstance(code, str)]
 
 
 def _spans(text: str | None) -> list[tuple[float, float]]:
@@ -241,4 +261,5 @@ def record_from_row(row: sqlite3.Row, audio_dir: Path, trash_dir: Path) -> TakeR
         seed_was_random=bool(row["seed_was_random"]),
         requested_backend=row["requested_backend"], decoder_tier=row["decoder_tier"],
         warnings=_json_list(row["warnings"]), content_sha256=row["content_sha256"],
+        finishing=_json_object(row["finishing"]), quality=_flag_codes(row["quality"]),
     )

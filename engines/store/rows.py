@@ -61,6 +61,9 @@ def result_row(result: GenerationResult, pcm: np.ndarray, engine_files: list[dic
         "init_source": init_source, "sample_rate": int(result.sample_rate),
         "samples": int(pcm.shape[0]),
         "search_text": schema.search_text(prompt, name, [], "", init_source),
+        # Computed on the worker with the take (Generator.generate); a result made some other
+        # way has none, and is kept as checked and clean like the worker's would be.
+        "quality": json.dumps(flag_codes(getattr(result, "quality", None))),
     }
 
 
@@ -78,7 +81,26 @@ def imported_row(audio: np.ndarray, digest: str, source: str, name: str, *, crea
         "content_sha256": digest, "init_source": source, "sample_rate": SAMPLE_RATE,
         "samples": int(audio.shape[0]), "parent_id": parent_id,
         "search_text": schema.search_text("", name, [], "", source),
+        "quality": json.dumps(audio_flags(audio)),
     }
+
+
+def flag_codes(codes: object) -> list[str]:
+    """Quality flag codes as the library stores them: text only, in the order given."""
+    if not isinstance(codes, (list, tuple)):
+        return []
+    return [str(code) for code in codes if isinstance(code, str)]
+
+
+def audio_flags(audio: np.ndarray) -> list[str]:
+    """The quality flags of a take's stored samples (int16, or float for imported audio)."""
+    from engines.finish.quality import quality_flags
+
+    if audio.dtype == np.int16:
+        from engines.audio_io import float_from_pcm16
+
+        audio = float_from_pcm16(audio)
+    return quality_flags(audio)
 
 
 def note_for_row(row: dict, take_id: int) -> dict:

@@ -4,6 +4,9 @@ Version 1 (the first release) kept one row per take with the request, timings, e
 (path and size, no hash) and an absolute audio path; it had no names, tags, notes, favourites,
 text search or hash cache. Version 2 adds those, stores the audio file relative to the library
 folder (so a moved data folder still works) and records a content hash of every take's samples.
+Version 3 adds a take's finishing chain (issue 11: JSON, NULL when it has none) and its quality
+flags (a JSON list of engines.finish.quality codes; NULL until the take's audio was checked,
+which opening does for takes that came from an older library or a rebuild: see quality_check).
 Every migration runs inside one transaction: it completes or leaves the old version untouched.
 """
 
@@ -16,7 +19,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # Kept verbatim: tests build a version 1 database from it by hand and migrate it.
 SCHEMA_V1 = """
@@ -109,6 +112,10 @@ CREATE TABLE IF NOT EXISTS file_hashes (
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
+# Added to version 2's table. A new library is made the same way (version 2, then these), so a
+# migrated library and a new one have the very same table.
+_COLUMNS_V3 = ("finishing TEXT", "quality TEXT")
+
 FTS_TABLE = "takes_fts"
 _FTS_DDL = f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(search_text, " \
            "tokenize='trigram')"
@@ -143,6 +150,7 @@ def create_fresh(conn: sqlite3.Connection) -> None:
     """A new, empty library at SCHEMA_VERSION (inside the caller's transaction)."""
     conn.execute(_TAKES_V2)
     _run_script(conn, _INDEXES_V2)
+    _add_columns_v3(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
@@ -167,7 +175,16 @@ def migrate(conn: sqlite3.Connection, root: Path) -> int:
         version = 1  # a version 1 file written before user_version was set
     if version == 1:
         _migrate_1_to_2(conn, root)
+    if version <= 2:
+        log.info("Migrating the library database in %s from schema 2 to 3", root)
+        _add_columns_v3(conn)
+        conn.execute("PRAGMA user_version = 3")
     return version
+
+
+def _add_columns_v3(conn: sqlite3.Connection) -> None:
+    for column in _COLUMNS_V3:
+        conn.execute(f"ALTER TABLE takes ADD COLUMN {column}")
 
 
 def _migrate_1_to_2(conn: sqlite3.Connection, root: Path) -> None:

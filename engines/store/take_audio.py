@@ -19,7 +19,7 @@ from engines.store.files import content_sha256
 from engines.store.lookup import TakeLookup
 from engines.store.placement import audio_file_name, place_audio
 from engines.store.records import LibraryError, TakeRecord
-from engines.store.rows import note_for_regenerated, result_pcm16
+from engines.store.rows import flag_codes, note_for_regenerated, result_pcm16
 
 if TYPE_CHECKING:
     from engines.backends.base import GenerationResult
@@ -120,21 +120,24 @@ class TakeAudio(TakeLookup):
         note = note_for_regenerated(record.id, record, result.backend)
         timings = json.dumps({k: round(float(v), 3) for k, v in result.timings_ms.items()})
         warnings = json.dumps([str(w) for w in result.warnings])
+        quality = json.dumps(flag_codes(getattr(result, "quality", None)))
         with self._write() as undo:
             place_audio(folder, file_name, pcm, note,
                         wavmeta.title_for(record.name, record.prompt), undo)
             self._conn.execute(
                 "UPDATE takes SET audio_file = ?, samples = ?, sample_rate = ?, backend = ?, "
-                "timings_ms = ?, engine_files = ?, content_sha256 = ?, warnings = ? "
-                "WHERE id = ?",
+                "timings_ms = ?, engine_files = ?, content_sha256 = ?, warnings = ?, "
+                "quality = ? WHERE id = ?",
                 (file_name, int(pcm.shape[0]), int(result.sample_rate), result.backend,
-                 timings, json.dumps(engine_files), content_sha256(pcm), warnings, record.id))
+                 timings, json.dumps(engine_files), content_sha256(pcm), warnings, quality,
+                 record.id))
             self._conn.executemany(
                 "INSERT OR REPLACE INTO file_hashes (path, size, mtime_ns, sha256) "
                 "VALUES (?, ?, ?, ?)", fresh_hashes)
             self._journal.append(record.id, record.created, {
                 "backend": result.backend, "timings_ms": timings,
-                "engine_files": json.dumps(engine_files), "warnings": warnings})
+                "engine_files": json.dumps(engine_files), "warnings": warnings,
+                "quality": quality})
         if old_path.parent == folder and old_path.name != file_name:
             try:  # a stale copy in our folder; files elsewhere stay
                 old_path.unlink(missing_ok=True)

@@ -1,0 +1,134 @@
+"""`python main.py library export ID... --to DIR | --zip FILE`: takes out of the library, raw or
+finished (issue 11), named as they always were or by a name template.
+
+With finishing flags (the same as `generate`'s) every take is finished by them; without, a take
+with a stored finishing chain is finished by that chain (said on stdout: `--raw` gives the take
+as it was generated); a take without one is copied as it is. Loops are remade by the take's model
+set when it runs here (engines.store.export_plan), else by crossfade, with a warning.
+
+stdout: one line a file written, then, for a finished one, an indented line saying how.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engines.cli_finish import add_finish_arguments, finish_settings
+from engines.cli_support import EXIT_OK, UsageError, argument_text, warn
+from engines.failures import printable, sentence, shown
+
+
+def add_export_parser(commands: Any, take_id: Callable[[str], int]) -> None:
+    export = commands.add_parser(
+        "export", help="copy takes with JSON sidecars, raw or finished",
+        description="Copy takes with JSON sidecars. Finishing flags finish every take; without "
+                    "them a take's stored finishing chain is used (--raw: never).")
+    export.add_argument("ids", nargs="+", type=take_id, metavar="ID")
+    target = export.add_mutually_exclusive_group(required=True)
+    target.add_argument("--to", type=Path, metavar="DIR", help="a folder (created if missing)")
+    target.add_argument("--zip", type=Path, metavar="FILE", help="one zip file instead")
+    export.add_argument("--name", metavar="TEMPLATE",
+                        help="file names from a template: {name} {prompt} {seed} {n:02} "
+                             "{preset} {date} {category}, e.g. \"{category}_{name}_{n:02}\"")
+    export.add_argument("--category", default="", metavar="TEXT",
+                        help="what {category} stands for, e.g. a UCS CatID such as DOORWood")
+    export.add_argument("--raw", action="store_true",
+                        help="the takes as generated, even those with a stored finishing chain")
+    add_finish_arguments(export)
+
+
+class _TakeModels:
+    """generate(request) for loops by the take's model set: a Generator over the installed
+    models, made on the first loop that needs it (most exports never do)."""
+
+    def __init__(self) -> None:
+        self._generator: Any = None
+
+    def __call__(self, request: Any) -> Any:
+        from engines.audio_io import float_from_pcm16
+
+        if self._generator is None:
+            from engines.generator import Generator
+            from engines.models.inventory import default_catalog
+
+            self._generator = Generator(default_catalog())
+        return float_from_pcm16(self._generator.generate(request).pcm)
+
+    def close(self) -> None:
+        if self._generator is not None:
+            self._generator.close()
+
+
+def _options(args: argparse.Namespace, models: _TakeModels,
+             written: Callable[[Any, Path, dict], None]) -> Any:
+    """ExportOptions from the flags; UsageError / RequestError (exit 2) before anything is
+    read or written."""
+    from dataclasses import replace
+
+    from engines.finish.names import check_template
+    from engines.paths import data_dir
+    from engines.store.export_plan import ExportOptions
+
+    fmt = args.format
+    args.format = None  # a format alone is no chain: with it a stored chain keeps its steps
+    settings = finish_settings(args, data_dir)
+    if settings is not None and fmt is not None:
+        settings = replace(settings, format=fmt)
+    if args.raw and (settings is not None or fmt is not None):
+        raise UsageError("--raw exports the takes as generated, so it cannot be combined with "
+                         "finishing flags; leave out one or the other.")
+    template = None
+    if args.name is not None:
+        template = argument_text(args.name, "--name")
+        check_template(template)
+    return ExportOptions(template=template, category=argument_text(args.category, "--category"),
+                         settings=settings, format=fmt, use_stored=not args.raw,
+                         generate=models, warn=warn, written=written)
+
+
+def finished_line(sidecar: dict) -> str | None:
+    """The line under a finished file: which chain, what it does, what it measures."""
+    from engines.finishing_summary import chain_summary, measured
+
+    finishing = sidecar.get("finishing")
+    if not isinstance(finishing, dict):
+        return None  # a copy of the take
+    chain = finishing.get("chain") or {}
+    how = "its stored chain" if finishing.get("source") == "stored" else "the flags"
+    preset = f" ({chain['preset']!r})" if chain.get("preset") else ""
+    return f"  finished by {how}{preset}: {chain_summary(chain)}; measured {measured(finishing)}"
+
+
+def run_export(library: Any, args: argparse.Namespace) -> int:
+    in_zip: list[str] = []  # told once the zip is in place, printed under its path
+
+    def written(record: Any, path: Path, sidecar: dict) -> None:
+        lines = [str(path) if args.zip is None else f"  {path} (take #{record.id})"]
+        line = finished_line(sidecar)
+        lines += [line] if line is not None else []
+        if args.zip is None:
+            for text in lines:
+                print(printable(text))
+        else:
+            in_zip.extend(lines)
+
+    models = _TakeModels()
+    try:
+        options = _options(args, models, written)
+        if args.zip is not None:
+            print(printable(library.export_zip(args.ids, args.zip, options)))
+            for line in in_zip:
+                print(printable(line))
+            return EXIT_OK
+        try:
+            args.to.mkdir(parents=True, exist_ok=True)  # a new folder is what --to usually means
+        except OSError as exc:
+            raise UsageError(sentence(f"Could not create the folder {shown(args.to)}", exc,
+                                      "choose another --to")) from exc
+        library.export(args.ids, args.to, options)
+    finally:
+        models.close()
+    return EXIT_OK
