@@ -20,7 +20,8 @@ from engines.errors import AudioFileError
 from engines.failures import printable, sentence, shown
 from engines.provenance import build_sidecar, sidecar_path, write_json_atomic
 
-__all__ = ["drag_file", "holds_audio", "save_take_as", "slug", "take_basename"]
+__all__ = ["drag_file", "holds_audio", "release_name", "reserve_name", "save_take_as", "slug",
+           "take_basename"]
 
 log = logging.getLogger(__name__)
 
@@ -97,11 +98,11 @@ def _place(take, folder: Path, stem: str) -> Path:
         target = folder / (f"{stem}.wav" if n == 1 else f"{stem}-{n}.wav")
         if sidecar_path(target).exists() and not target.exists():
             continue  # a stray sidecar: its name belongs to someone else
-        if _reserve(target):
+        if reserve_name(target):
             try:
                 write_audio(target, take.pcm, "wav16")  # atomically replaces our empty file
             except BaseException:
-                _unreserve(target)
+                release_name(target)
                 raise
             return target
         if holds_audio(target, take.pcm):
@@ -110,7 +111,7 @@ def _place(take, folder: Path, stem: str) -> Path:
                          f"{shown(folder)}; move some files out of that folder.")
 
 
-def _reserve(target: Path) -> bool:
+def reserve_name(target: Path) -> bool:
     """Create `target` empty, only if no file of that name exists; False when one does.
     O_EXCL makes taking the name atomic, so another program's file is never overwritten."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
@@ -122,7 +123,7 @@ def _reserve(target: Path) -> bool:
     return True
 
 
-def _unreserve(target: Path) -> None:
+def release_name(target: Path) -> None:
     try:
         if target.stat().st_size == 0:  # still our empty placeholder
             target.unlink()

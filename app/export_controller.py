@@ -1,4 +1,8 @@
-"""Getting a take out of the app: drag-out (takes list or waveform), Copy, and Save As."""
+"""Getting a take out of the app: drag-out (takes list or waveform), Copy, and Save As.
+
+A take with a finishing chain leaves as its finished file (app.finished_export: delivery
+format, loop points, named by the panel's export name template); any other take as its raw
+file (app.export)."""
 
 from __future__ import annotations
 
@@ -9,13 +13,19 @@ from PySide6.QtGui import QDrag, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QListWidgetItem
 
 from app.export import drag_file, save_take_as, take_basename
+from app.finished_export import deliver_finished, finished_name, save_finished_as, suffix_for
 from app.services import Notifier, TakeModel
 from app.takes import Take
 from engines import paths
+from engines.errors import StudioError
 from engines.failures import shown
+from engines.finish.names import DEFAULT_TEMPLATE
 
 SAVE_FILTERS = {"WAV 16-bit (*.wav)": "wav16", "WAV 24-bit (*.wav)": "wav24",
                 "FLAC (*.flac)": "flac", "OGG Vorbis (*.ogg)": "ogg"}
+FINISHED_FILTERS = {**SAVE_FILTERS, "WAV 32-bit float (*.wav)": "wav32f"}
+STILL_FINISHING = ("The finished take is still being prepared; try again in a moment (or "
+                   "choose the Raw preset to take the raw file).")
 
 
 class ExportController(QObject):
@@ -36,11 +46,37 @@ class ExportController(QObject):
     def takes_dir(self) -> Path:
         return paths.library_dir() / "takes"
 
+    def finished_dir(self) -> Path:
+        return paths.library_dir() / "finished"
+
+    def name_template(self) -> str:
+        edit = getattr(self.view, "finish_panel", None)
+        text = edit.template_edit.text().strip() if edit is not None else ""
+        return text or DEFAULT_TEMPLATE
+
+    @staticmethod
+    def finished_for(take: Take):
+        """The take's finished audio for its current chain; None for a raw take. Raises a
+        StudioError while the chain's audio is still being made."""
+        if take.finishing is None:
+            return None
+        rendered = take.finished
+        if rendered is None or not rendered.matches(take.finishing, take.loop):
+            raise StudioError(STILL_FINISHING)
+        return rendered
+
+    def file_for(self, take: Take) -> Path:
+        """The file a drag or Copy hands out: the finished file, else the raw one."""
+        rendered = self.finished_for(take)
+        if rendered is None:
+            return drag_file(take, self.takes_dir())
+        return deliver_finished(take, rendered, self.finished_dir(), self.name_template())
+
     def mime_for_take(self, take: Take) -> QMimeData | None:
         """The file URL of the take's drag-out file; None (and one sentence) when it cannot be
         written. Called from Qt's drag machinery, so nothing may escape from here."""
         try:
-            path = drag_file(take, self.takes_dir())
+            path = self.file_for(take)
         except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
             self.notifier.failed("Could not write the take's file for dragging", exc)
             return None
@@ -79,11 +115,21 @@ class ExportController(QObject):
         if take is None:
             self.notifier.error("Select a take to save.")
             return
-        suggested = str(Path.home() / f"{take_basename(take.prompt, take.seed)}.wav")
+        try:
+            rendered = self.finished_for(take)
+            filters = SAVE_FILTERS if rendered is None else FINISHED_FILTERS
+            name = (take_basename(take.prompt, take.seed) if rendered is None
+                    else finished_name(take, rendered, self.name_template()))
+        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+            self.notifier.failed("Could not save the take", exc)
+            return
+        fmt = "wav16" if rendered is None else rendered.settings.format
+        chosen = next(label for label, value in filters.items() if value == fmt)
+        suggested = str(Path.home() / f"{name}{suffix_for(fmt)}")
         path, chosen = QFileDialog.getSaveFileName(self.view, "Save take as", suggested,
-                                                   ";;".join(SAVE_FILTERS))
+                                                   ";;".join(filters), chosen)
         if path:
-            self.save_take(take, Path(path), SAVE_FILTERS.get(chosen))
+            self.save_take(take, Path(path), filters.get(chosen))
 
     def save_take(self, take: Take, path: Path, fmt: str | None = None) -> Path | None:
         """Save As: the file the user named is replaced only by a complete new one; any
@@ -91,8 +137,12 @@ class ExportController(QObject):
         from engines.audio_io import format_for_path
 
         try:
-            fmt = fmt or format_for_path(path)
-            written = save_take_as(take, path, fmt)
+            rendered = self.finished_for(take)
+            if rendered is not None:
+                written = save_finished_as(take, rendered, path, fmt)
+            else:
+                fmt = fmt or format_for_path(path)
+                written = save_take_as(take, path, fmt)
         except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
             self.notifier.failed(f"Could not save {shown(path)}", exc)
             return None

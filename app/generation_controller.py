@@ -12,14 +12,16 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
 from app.texts import NEGATIVE_OFF_HELP
-from app.worker import Finished
+from app.worker import Finished, Reroll
 from engines.catalog import get_model_set
 from engines.errors import StudioError
+from engines.finish.quality import describe_flag
 from engines.request import GenerationRequest, validate_request
 
 log = logging.getLogger(__name__)
 
 SEED_RANGE = 2**32
+REROLL_LIMIT = 3  # new seeds tried for a flagged take before the last one is kept
 
 
 class GenerationController(QObject):
@@ -47,6 +49,7 @@ class GenerationController(QObject):
         worker.takeReady.connect(self._take_ready)
         worker.failed.connect(self._failed)
         worker.cancelled.connect(self._cancelled)
+        worker.rerolled.connect(self._rerolled)
         gpu.batchStarted.connect(self._batch_started)
         gpu.batchFinished.connect(lambda: self._set_busy(False))
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
@@ -117,7 +120,8 @@ class GenerationController(QObject):
         except StudioError as exc:
             self.notifier.error(str(exc))
             return
-        self.submit(requests)
+        reroll = REROLL_LIMIT if self.view.reroll_flagged_check.isChecked() else 0
+        self.submit(requests, reroll_flagged=reroll)
 
     def reroll(self) -> None:
         """Same settings, one take, a new random seed."""
@@ -131,9 +135,10 @@ class GenerationController(QObject):
             return
         self.submit([request])
 
-    def submit(self, requests: list[GenerationRequest]) -> None:
+    def submit(self, requests: list[GenerationRequest], reroll_flagged: int = 0) -> None:
         parent_id, source = self.session.init_lineage()
-        self.gpu.submit(requests, parent_id=parent_id, init_source=source)
+        self.gpu.submit(requests, parent_id=parent_id, init_source=source,
+                        reroll_flagged=reroll_flagged)
 
     def cancel(self) -> None:
         if self.gpu.cancel():
@@ -165,6 +170,8 @@ class GenerationController(QObject):
         take = Take(prompt=req.prompt, pcm=result.pcm, seed=result.seed, model=req.model,
                     result=result, init_path=init_path, display=finished.display)
         take.library_id = finished.library_id
+        take.quality = list(getattr(result, "quality", []) or [])
+        take.variation = finished.job.index + 1
         self.libraryChanged.emit()
         self.session.add_take(take, select=True)
         self.view.seed_edit.setText(str(result.seed))
@@ -173,6 +180,11 @@ class GenerationController(QObject):
             log.info("warning: %s", warning)
         ms = result.timings_ms.get("total", 0.0)
         note = f" ({result.warnings[0]})" if result.warnings else ""
+        if finished.rejected:
+            seeds = ", ".join(str(seed) for seed, _flags in finished.rejected)
+            still = (f"; still flagged after {len(finished.rejected)} retries: "
+                     f"{describe_flag(take.quality[0])}") if take.quality else ""
+            note += f" (rerolled flagged seed(s) {seeds}{still})"
         self.notifier.status(f"Take {finished.job.index + 1}/{finished.job.total} ready: seed "
                              f"{result.seed}, {take.seconds:.2f} s in {ms:.0f} ms on "
                              f"{result.backend}{note}")
@@ -180,6 +192,12 @@ class GenerationController(QObject):
             self.notifier.error(f"The take is in the session but not in the library: "
                                 f"{finished.library_error}")
         self.takeGenerated.emit(take)
+
+    def _rerolled(self, reroll: Reroll) -> None:
+        flags = ", ".join(reroll.flags)
+        self.notifier.status(f"Take {reroll.index + 1}/{reroll.total}: seed {reroll.seed} was "
+                             f"flagged ({flags}); trying seed {reroll.new_seed} (retry "
+                             f"{reroll.attempt} of {reroll.limit}).")
 
     def _failed(self, batch: int, message: str) -> None:
         self.notifier.error(message)

@@ -120,6 +120,8 @@ class InpaintController(QObject):
             return
         if session.current_take() is not session.init_take:
             return
+        if session.audible(session.init_take).finished:
+            return  # spans are times of the raw take; the finished one is shown
         session.spans = [tuple(s) for s in spans]
         self._update_init_state()
 

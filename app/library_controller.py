@@ -3,6 +3,7 @@ restoring their settings, regenerating them, trash with undo, and export."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -12,6 +13,8 @@ from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
 from engines.catalog import MODEL_SETS
 from engines.failures import shown
+
+log = logging.getLogger(__name__)
 
 PAGE_LIMIT = 500
 
@@ -117,6 +120,7 @@ class LibraryController(QObject):
         take = Take(prompt=record.name or record.prompt, pcm=pcm,
                     seed=None if record.model == "imported" else record.seed,
                     model=record.model, library_id=record.id)
+        restore_finishing(take, record)
         self.session.add_take(take, select=True)
         self.view.side_tabs.setCurrentIndex(0)
         return take
@@ -258,3 +262,22 @@ class LibraryController(QObject):
             return None
         self.notifier.status(f"Exported {len(records)} take(s) to {written}.")
         return written
+
+
+def restore_finishing(take: Take, record) -> None:
+    """The quality flags and finishing chain the library keeps for a take (when it keeps them:
+    older libraries do not). A chain that cannot be read is left out: the take is raw then."""
+    take.quality = [str(flag) for flag in (getattr(record, "quality", None) or [])]
+    stored = getattr(record, "finishing", None)
+    if not isinstance(stored, dict) or not isinstance(stored.get("chain"), dict):
+        return
+    from engines.finish.settings import FinishSettings
+
+    try:
+        take.finishing = FinishSettings.from_dict(stored["chain"])
+    except Exception:  # noqa: BLE001 - a damaged record: the raw take still works
+        log.info("ignoring the stored finishing chain of take %s", record.id, exc_info=True)
+        return
+    loop = stored.get("loop")
+    if take.finishing.loop and isinstance(loop, dict):
+        take.loop_recipe = {"method": loop.get("method"), "seed": loop.get("seed")}

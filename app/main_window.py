@@ -3,9 +3,10 @@ app.studio.Studio composes (app/*_controller.py).
 
 Object names (a contract for tests and assistive tools): promptEdit, negativePromptEdit,
 modelCombo, decoderCombo, precisionCombo, secondsSpin, stepsSpin, cfgSpin, apgSpin, seedEdit,
-seedLockCheck, generateButton, rerollButton, variationsSpin, cancelButton, takesList,
-waveformView, spectrogramView, latentView, playButton, loopCheck, initNoiseSlider,
-exportButton, statusBar.
+seedLockCheck, generateButton, rerollButton, variationsSpin, rerollFlaggedCheck, cancelButton,
+takesList, waveformView, spectrogramView, latentView, playButton, loopCheck, initNoiseSlider,
+exportButton, statusBar, and the Finish panel's (app.widgets.finish_panel: finishPanel,
+presetCombo, loudnessLabel, loopButton, abButton, ...).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QPlainTextEdit,
     QPushButton,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QSplitter,
@@ -40,6 +42,7 @@ from PySide6.QtWidgets import (
 
 from app.library_panel import LibraryPanel
 from app.texts import NEGATIVE_OFF_HELP, NO_INIT
+from app.widgets.finish_panel import FinishPanel
 from app.widgets.latent_view import LatentView
 from app.widgets.spectrogram import SpectrogramView
 from app.widgets.waveform import WaveformView
@@ -167,6 +170,12 @@ class MainWindow(QMainWindow):
         self.variations_spin.setRange(1, 16)
         self.variations_spin.setValue(1)
         form.addRow("Variations", self.variations_spin)
+        self.reroll_flagged_check = _named(QCheckBox("Reroll flagged takes"),
+                                           "rerollFlaggedCheck")
+        self.reroll_flagged_check.setToolTip(
+            "A take flagged for silence, clipping, DC offset or broken samples is made again "
+            "with a new seed (up to 3 times)")
+        form.addRow(self.reroll_flagged_check)
         layout.addLayout(form)
 
         init_box = QGroupBox("Init audio")
@@ -198,13 +207,26 @@ class MainWindow(QMainWindow):
         buttons.addWidget(self.generate_button, 0, 0, 1, 2)
         buttons.addWidget(self.reroll_button, 1, 0)
         buttons.addWidget(self.cancel_button, 1, 1)
-        layout.addLayout(buttons)
         self.seed_used_label = _named(QLabel("Seed used: -"), "seedUsedLabel")
         self.seed_used_label.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse)
-        layout.addWidget(self.seed_used_label)
+        buttons.addWidget(self.seed_used_label, 2, 0, 1, 2)
         layout.addStretch(1)
-        self.generation_panel = panel
+        # On a short screen the settings scroll instead of squeezing (or cutting off) their
+        # rows; Generate stays in sight below them.
+        scroll = _named(QScrollArea(), "generationScroll")
+        scroll.setWidget(panel)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(panel.minimumSizeHint().width() + 16)
+        column = QWidget()
+        column_layout = QVBoxLayout(column)
+        column_layout.setContentsMargins(0, 0, 0, 0)
+        column_layout.addWidget(scroll, 1)
+        column_layout.addLayout(buttons)
+        buttons.setContentsMargins(9, 0, 9, 6)
+        self.generation_panel = column
 
     # ------------------------------------------------------------------ center
     def _build_center(self) -> None:
@@ -214,6 +236,8 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.model_banner)
         self.waveform = WaveformView()
         layout.addWidget(self.waveform, stretch=3)
+        self.finish_panel = FinishPanel()
+        layout.addWidget(self.finish_panel)
         self.tabs = QTabWidget()
         self.spectrogram = SpectrogramView()
         self.latent_view = LatentView()

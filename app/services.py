@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
 from app.notifier import Notifier, user_sentence
 from app.takes import Take
-from app.worker import Batch, GpuWorker, Job, Task, WorkerHost
+from app.worker import Batch, GpuWorker, Job, LoopJob, Task, WorkerHost
 from engines import paths
 from engines.request import GenerationRequest
 
-__all__ = ["TAKE_ROLE", "GpuService", "Notifier", "TakeModel", "UnavailableLibrary",
+__all__ = ["TAKE_ROLE", "Audible", "GpuService", "Notifier", "TakeModel", "UnavailableLibrary",
            "make_generator", "make_player", "open_library"]
 
 log = logging.getLogger(__name__)
@@ -82,17 +83,29 @@ def make_player():
     return Player()
 
 
+@dataclass
+class Audible:
+    """What the player plays and the views show for a take: raw, or finished (A/B)."""
+
+    audio: object  # int16 or float32 (N, 2) at 44.1 kHz
+    display: dict = field(default_factory=dict)  # app.displaydata.prepare_display of it
+    finished: bool = False
+
+
 class TakeModel(QObject):
     """The session's takes, in the order and with the selection of the takes list.
 
     The list widget is the session's order and current take; `takes` maps take ids to takes.
     The init take and its spans (seconds) are session state too: `set_init`, `clear_init` and
     `restore_spans` change them and say so (`initChanged`, `spansRestored`); whoever edits the
-    spans on the waveform writes `spans` directly.
+    spans on the waveform writes `spans` directly. So is A/B: `hear_finished` chooses whether
+    the player and views present a take's finished or raw audio (`audible`), and
+    `auditionChanged` says when that changed for a take (the toggle, new finished audio).
     """
 
     initChanged = Signal(object)  # the new init take, or None
     spansRestored = Signal()  # `spans` was replaced from elsewhere (a library record)
+    auditionChanged = Signal(object)  # the take whose audible audio changed
 
     def __init__(self, takes_list: QListWidget, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -100,6 +113,38 @@ class TakeModel(QObject):
         self.takes: dict[int, Take] = {}
         self.init_take: Take | None = None
         self.spans: list[tuple[float, float]] = []
+        self.hear_finished = False
+
+    # ------------------------------------------------------------------ A/B
+    def audible(self, take: Take) -> Audible:
+        finished = take.finished
+        if self.hear_finished and take.finishing is not None and finished is not None:
+            return Audible(finished.preview, finished.display, finished=True)
+        return Audible(take.pcm, take.display)
+
+    def set_hear_finished(self, on: bool) -> None:
+        self.hear_finished = bool(on)
+        current = self.current_take()
+        if current is not None:
+            self.auditionChanged.emit(current)
+
+    def audition_changed(self, take: Take) -> None:
+        """The take's finished audio changed: whoever presents it shows it again."""
+        if take is self.current_take():
+            self.auditionChanged.emit(take)
+
+    def show_quality(self, take: Take) -> None:
+        """The take's quality badge and its tooltip in the takes list."""
+        item = self.item_for(take)
+        if item is not None:
+            self._badge(item, take)
+
+    @staticmethod
+    def _badge(item: QListWidgetItem, take: Take) -> None:
+        from app.widgets.badges import quality_badge, quality_tooltip
+
+        item.setIcon(quality_badge(len(take.quality)))
+        item.setToolTip(quality_tooltip(take.prompt, take.quality))
 
     # ------------------------------------------------------------------ takes
     def add_take(self, take: Take, select: bool = True) -> QListWidgetItem:
@@ -108,6 +153,8 @@ class TakeModel(QObject):
         item.setData(TAKE_ROLE, take.take_id)
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsDragEnabled)
         item.setToolTip(take.prompt)
+        if take.quality:
+            self._badge(item, take)
         lst = self.list
         lst.blockSignals(True)
         lst.addItem(item)
@@ -173,7 +220,7 @@ class TakeModel(QObject):
 
 
 class GpuService(QObject):
-    """The one GPU worker (on its own thread) and the batch it is running, if any."""
+    """The one GPU worker (on its own thread) and the batch or model loop it is running."""
 
     batchStarted = Signal(int)  # number of takes
     batchFinished = Signal()
@@ -189,13 +236,24 @@ class GpuService(QObject):
         self.running = False
         self.last_request: GenerationRequest | None = None
         self.task_counter = 0
+        self.loop_id = 0
+        self.loop_running = False
         self.worker.batchDone.connect(self._batch_done)
+        self.worker.loopDone.connect(self._loop_done)
+        self.worker.loopFailed.connect(self._loop_done)
+
+    @property
+    def busy(self) -> bool:
+        """Whether the worker is generating or making a loop (new work would wait for it)."""
+        return self.running or self.loop_running
 
     def submit(self, requests: list[GenerationRequest], *, replace_id: int | None = None,
-               parent_id: int | None = None, init_source: str | None = None) -> None:
+               parent_id: int | None = None, init_source: str | None = None,
+               reroll_flagged: int = 0) -> None:
         self.batch_id += 1
         jobs = [Job(request=r, index=i, total=len(requests), label=r.prompt,
-                    replace_id=replace_id, parent_id=parent_id, init_source=init_source)
+                    replace_id=replace_id, parent_id=parent_id, init_source=init_source,
+                    reroll_flagged=reroll_flagged)
                 for i, r in enumerate(requests)]
         self.running = True
         self.last_request = requests[0]
@@ -210,6 +268,20 @@ class GpuService(QObject):
             self.host.cancel()
             return True
         return False
+
+    def submit_loop(self, audio, request, seam_s: float, seed: int | None = None) -> int:
+        """Queue a model loop of a take; its answer comes back as worker.loopDone/loopFailed
+        with the returned id."""
+        if self.host is None:
+            raise RuntimeError("the GPU worker is not running")
+        self.loop_id += 1
+        self.loop_running = True
+        self.host.submit_loop(LoopJob(self.loop_id, audio, request, seam_s, seed))
+        return self.loop_id
+
+    def _loop_done(self, job_id: int, _answer: object) -> None:
+        if job_id == self.loop_id:
+            self.loop_running = False
 
     def new_task(self, fn: Callable, label: str) -> Task:
         self.task_counter += 1

@@ -12,6 +12,7 @@ import logging
 from PySide6.QtCore import QObject
 
 from app.export_controller import ExportController
+from app.finish_controller import FinishController
 from app.generation_controller import GenerationController
 from app.inpaint_controller import InpaintController
 from app.library_controller import LibraryController
@@ -48,6 +49,8 @@ class Studio(QObject):
         self.takes_controller = TakesController(window, notifier, session, player, self)
         self.inpaint_controller = InpaintController(window, notifier, session, library, self)
         self.export_controller = ExportController(window, notifier, session, self)
+        self.finish_controller = FinishController(window, notifier, session, gpu, player,
+                                                  library, self)
         self.library_controller = LibraryController(window, notifier, session, gpu, library,
                                                     self)
         # between controllers: Qt signals only
@@ -70,6 +73,7 @@ class Studio(QObject):
         self._shut_down = True
         self.models_controller.shutdown()
         self.takes_controller.shutdown()
+        self.finish_controller.shutdown()
         self.gpu.stop()
         try:
             self.player.close()

@@ -27,6 +27,17 @@ class Take:
     file_path: Path | None = None  # written on first drag/copy and kept
     display: dict = field(default_factory=dict)
     library_id: int | None = None  # its row in the sound library
+    quality: list[str] = field(default_factory=list)  # engines.finish.quality flag codes
+    variation: int = 1  # its number in its variations batch: {n} in export names
+    # Finishing (issue 11). The raw `pcm` is never changed: `finishing` is the chain
+    # (engines.finish.settings.FinishSettings, None: the take leaves as it came), `loop` the
+    # engines.finish.loop.LoopResult made for it (kept while the rest of the chain changes, so
+    # a model loop is not paid for again), and `finished` the app.finish_render.Rendered audio
+    # derived from both, replaced whenever either changes.
+    finishing: object | None = None
+    loop: object | None = None
+    finished: object | None = None
+    loop_recipe: dict | None = None  # a stored chain's loop ({"method", "seed"}) to make again
     take_id: int = field(default_factory=lambda: next(_ids))
 
     @property

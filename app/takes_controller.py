@@ -1,5 +1,8 @@
 """The session's takes and playback: choosing, showing, renaming and removing takes, and
-playing the selected one (Space plays/pauses, L loops, a click on the waveform seeks)."""
+playing the selected one (Space plays/pauses, L loops, a click on the waveform seeks).
+
+What is played and shown for a take is `session.audible(take)`: its raw audio, or its finished
+audio while A/B is on finished (app.finish_controller switches it)."""
 
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ class TakesController(QObject):
         w.play_button.clicked.connect(self.toggle_play)
         w.loop_check.toggled.connect(self._loop_changed)
         w.volume_slider.valueChanged.connect(self._volume_changed)
+        session.auditionChanged.connect(self._audition_changed)
         self._volume_changed(w.volume_slider.value())
         w.installEventFilter(self)
         QApplication.instance().installEventFilter(self)
@@ -74,16 +78,39 @@ class TakesController(QObject):
             return
         self.show_take(take)
         if self.player.available:
-            self.player.load(take.pcm, keep_position=True)  # instant A/B while playing
+            # instant A/B while playing
+            self.player.load(self.session.audible(take).audio, keep_position=True)
+
+    def _audition_changed(self, take: Take) -> None:
+        """Raw <-> finished, or new finished audio: show and play it from the same place."""
+        if take is not self.session.current_take():
+            return
+        self.show_take(take)
+        if self.player.available:
+            try:
+                self.player.load(self.session.audible(take).audio, keep_position=True)
+            except Exception as exc:  # noqa: BLE001 - one sentence, no crash
+                self.notifier.failed("Could not switch the audio that plays", exc)
 
     def show_take(self, take: Take) -> None:
         w = self.view
-        w.waveform.set_audio(take.pcm, prepared=take.display.get("waveform"))
-        if self.session.init_take is not None and take is self.session.init_take:
-            w.waveform.set_spans(self.session.spans)
+        shown = self.session.audible(take)
+        if shown.finished:
+            # Inpaint spans are times of the raw take: hidden here, without telling anyone
+            # (the init take keeps them), and before the audio, which would re-snap them.
+            blocked = w.waveform.blockSignals(True)
+            try:
+                w.waveform.clear_spans()
+                w.waveform.set_audio(shown.audio, prepared=shown.display.get("waveform"))
+            finally:
+                w.waveform.blockSignals(blocked)
         else:
-            w.waveform.clear_spans()
-        w.spectrogram.set_audio(take.pcm, prepared=take.display.get("spectrogram"))
+            w.waveform.set_audio(shown.audio, prepared=shown.display.get("waveform"))
+            if self.session.init_take is not None and take is self.session.init_take:
+                w.waveform.set_spans(self.session.spans)
+            else:
+                w.waveform.clear_spans()
+        w.spectrogram.set_audio(shown.audio, prepared=shown.display.get("spectrogram"))
         if take.step_latents is not None:
             w.latent_view.set_latents(take.step_latents)
         else:
@@ -131,7 +158,7 @@ class TakesController(QObject):
             return
         try:
             if self.player.duration_seconds == 0:
-                self.player.load(take.pcm, keep_position=False)
+                self.player.load(self.session.audible(take).audio, keep_position=False)
             playing = self.player.toggle()
         except Exception as exc:  # noqa: BLE001 - the device vanished: one sentence, no crash
             log.exception("playback failed")
@@ -145,7 +172,7 @@ class TakesController(QObject):
         if take is None or not self.player.available:
             return
         try:
-            self.player.load(take.pcm, keep_position=False)
+            self.player.load(self.session.audible(take).audio, keep_position=False)
             self.player.seek(0.0)
             self.player.play()
             self.view.play_button.setText("Pause")

@@ -4,21 +4,23 @@ every CUDA/TensorRT or ONNX Runtime object) for its whole life.
 Requests arrive by queued signal; results go back as GenerationResult objects whose arrays are
 owned copies. Cancel is a thread-safe flag the engines check between steps. Heavy per-take
 display data (waveform peak pyramid, spectrogram) is computed here too, so the GUI thread
-only draws.
+only draws. Model loops (engines.finish.loop) run here as well: they regenerate a seam with
+the same Generator, so they queue behind (and never beside) the takes being generated.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.notifier import user_sentence
 from engines.errors import CancelledError, StudioError
-from engines.request import GenerationRequest
+from engines.request import MAX_SEED, GenerationRequest
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ class Job:
     replace_id: int | None = None  # library row whose missing audio this take restores
     parent_id: int | None = None  # library row of the init audio (lineage)
     init_source: str | None = None  # the init audio's original file, if imported
+    reroll_flagged: int = 0  # a take with quality flags is made again with a new seed, so often
 
 
 @dataclass
@@ -52,6 +55,32 @@ class Finished:
     display: dict  # precomputed view data (see app.displaydata)
     library_id: int | None = None  # its row in the sound library
     library_error: str | None = None
+    rejected: list[tuple[int, list[str]]] = field(default_factory=list)  # (seed, flags) rerolled
+
+
+@dataclass
+class Reroll:
+    """A flagged take of a batch is being made again with a new seed (said in the status)."""
+
+    batch_id: int
+    index: int
+    total: int
+    seed: int  # the flagged take's seed
+    flags: list[str]
+    new_seed: int
+    attempt: int
+    limit: int
+
+
+@dataclass
+class LoopJob:
+    """A model loop (engines.finish.loop.make_loop) run with the Generator this thread owns."""
+
+    job_id: int
+    audio: object  # float (N, 2) at 44.1 kHz: the raw take
+    request: object  # the take's request: the seam is regenerated with its prompt and settings
+    seam_s: float
+    seed: int | None = None  # the seam's seed (None: a new one); a stored chain names its seed
 
 
 @dataclass
@@ -72,6 +101,9 @@ class GpuWorker(QObject):
     failed = Signal(int, str)  # batch, one-sentence message
     cancelled = Signal(int)
     batchDone = Signal(int)
+    rerolled = Signal(object)  # Reroll
+    loopDone = Signal(int, object)  # job, engines.finish.loop.LoopResult
+    loopFailed = Signal(int, str)  # job, one sentence
 
     def __init__(self, make_generator: Callable[[], object],
                  make_display: Callable[[object], dict] | None = None,
@@ -97,9 +129,9 @@ class GpuWorker(QObject):
                 def report(stage: str, done: int, total: int, job=job) -> None:
                     self.progress.emit(batch.batch_id, job.index, job.total, stage, done, total)
 
-                result = self._generator.generate(job.request, report, self.cancel_flag.is_set)
+                result, rejected = self._generate(batch.batch_id, job, report)
                 display = self._make_display(result) if self._make_display else {}
-                finished = Finished(batch.batch_id, job, result, display)
+                finished = Finished(batch.batch_id, job, result, display, rejected=rejected)
                 self._record(job, finished)
                 self.takeReady.emit(finished)
         except CancelledError:
@@ -113,6 +145,50 @@ class GpuWorker(QObject):
                                              f": {exc}); details are in the log file.")
         finally:
             self.batchDone.emit(batch.batch_id)
+
+    def _generate(self, batch_id: int, job: Job, report) -> tuple[object, list]:
+        """One take of the batch; a flagged one (silence, clipping, ...) is replaced by a new
+        seed up to job.reroll_flagged times, the last one kept whatever its flags."""
+        result = self._generator.generate(job.request, report, self.cancel_flag.is_set)
+        rejected: list[tuple[int, list[str]]] = []
+        for attempt in range(1, job.reroll_flagged + 1):
+            if not result.quality or self.cancel_flag.is_set():
+                break
+            seed = secrets.randbelow(MAX_SEED + 1)
+            rejected.append((result.seed, list(result.quality)))
+            self.rerolled.emit(Reroll(batch_id, job.index, job.total, result.seed,
+                                      list(result.quality), seed, attempt, job.reroll_flagged))
+            result = self._generator.generate(replace(job.request, seed=seed), report,
+                                              self.cancel_flag.is_set)
+        return result, rejected
+
+    @Slot(object)
+    def run_loop(self, job: LoopJob) -> None:
+        """Make a seamless loop of a take by regenerating its seam with the model."""
+        from engines.audio_io import float_from_pcm16
+        from engines.finish.loop import make_loop
+
+        try:
+            if self._generator is None:
+                self._generator = self._make_generator()
+            generator = self._generator
+
+            def generate(request):
+                return float_from_pcm16(generator.generate(request, None,
+                                                           self.cancel_flag.is_set).pcm)
+
+            result = make_loop(job.audio, job.request, generate, seam_s=job.seam_s,
+                               seed=job.seed)
+        except CancelledError:
+            self.loopFailed.emit(job.job_id, "The loop was cancelled; the take is unchanged.")
+        except StudioError as exc:
+            log.info("loop refused: %s", exc, exc_info=True)
+            self.loopFailed.emit(job.job_id, str(exc))
+        except Exception as exc:  # noqa: BLE001 - one sentence for the user, details in the log
+            log.exception("making a loop failed")
+            self.loopFailed.emit(job.job_id, user_sentence("Could not make the loop", exc))
+        else:
+            self.loopDone.emit(job.job_id, result)
 
     @Slot(object)
     def run_task(self, task: Task) -> None:
@@ -178,6 +254,7 @@ class WorkerHost(QObject):
 
     submitted = Signal(object)
     taskSubmitted = Signal(object)
+    loopSubmitted = Signal(object)
     shutdownRequested = Signal()
 
     def __init__(self, worker: GpuWorker, parent: QObject | None = None) -> None:
@@ -188,6 +265,7 @@ class WorkerHost(QObject):
         worker.moveToThread(self.thread)
         self.submitted.connect(worker.run_batch)
         self.taskSubmitted.connect(worker.run_task)
+        self.loopSubmitted.connect(worker.run_loop)
         self.shutdownRequested.connect(worker.shutdown)
         self.thread.start()
 
@@ -198,6 +276,10 @@ class WorkerHost(QObject):
     def submit_task(self, task: Task) -> None:
         self.worker.cancel_flag.clear()
         self.taskSubmitted.emit(task)
+
+    def submit_loop(self, job: LoopJob) -> None:
+        self.worker.cancel_flag.clear()
+        self.loopSubmitted.emit(job)
 
     def cancel(self) -> None:
         self.worker.cancel_flag.set()

@@ -1,10 +1,16 @@
 """Start the app on a virtual screen, generate a take and save a screenshot of the window.
 
     xvfb-run -a -s "-screen 0 1400x900x24" python docs/make_screenshot.py docs/screenshot.png
+    xvfb-run -a -s "-screen 0 1400x900x24" python docs/make_screenshot.py \\
+        docs/finish_panel.png --size 1280x720 --preset "Game SFX one-shot"
+
+--preset finishes the last take with that finishing preset (and shows it in the Finish
+panel's loudness readout) before the picture is taken.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -14,8 +20,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+def _wait(app, done, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while not done() and time.monotonic() < deadline:
+        app.processEvents()
+        time.sleep(0.01)
+
+
 def main() -> int:
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else "docs/screenshot.png")
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out", nargs="?", default="docs/screenshot.png")
+    parser.add_argument("--size", default="1360x860", help="window size, WIDTHxHEIGHT")
+    parser.add_argument("--preset", help="finish the last take with this preset")
+    args = parser.parse_args()
+    out = Path(args.out)
+    width, height = (int(v) for v in args.size.lower().split("x"))
     os.environ.setdefault("SA3_STUDIO_HOME", tempfile.mkdtemp(prefix="sa3-shot-"))
     from PySide6.QtWidgets import QApplication
 
@@ -23,7 +42,7 @@ def main() -> int:
 
     app = QApplication.instance() or QApplication([])
     window = build_main_window()
-    window.resize(1360, 860)
+    window.resize(width, height)
     window.show()
     ctl = window.studio
     window.findChild(object, "autoplayCheck").setChecked(False)
@@ -33,16 +52,21 @@ def main() -> int:
     window.findChild(object, "seedEdit").setText("42")
     window.findChild(object, "seedLockCheck").setChecked(True)
     window.findChild(object, "generateButton").click()
-    deadline = time.monotonic() + 120
-    while ctl.gpu.running and time.monotonic() < deadline:
-        app.processEvents()
-        time.sleep(0.01)
+    _wait(app, lambda: not ctl.gpu.running)
+    if args.preset:
+        finish = ctl.finish_controller
+        finish.choose_preset(args.preset)
+        take = ctl.session.current_take()
+        _wait(app, lambda: take.finished is not None and not finish.loops.is_making(take))
+    label = window.findChild(object, "loudnessLabel")
+    _wait(app, lambda: "..." not in label.text(), 30)  # the loudness readout, measured off-thread
     window.tabs.setCurrentIndex(0)
     for _ in range(50):
         app.processEvents()
         time.sleep(0.01)
     window.grab().save(str(out))
-    print(f"saved {out} ({len(ctl.session.takes)} takes)")
+    print(f"saved {out} ({len(ctl.session.takes)} takes, window {window.width()}x"
+          f"{window.height()})")
     ctl.shutdown()
     return 0
 

@@ -5,8 +5,7 @@ controller's business; this widget reports them (`seekRequested`, `spansChanged`
 `fileDropped`, `dragOutRequested`).
 
 Samples are drawn through a `PeakPyramid` per channel, so a redraw costs about the plot's width
-in points whatever the take's length. int16 input is scaled by 1/32768 (so -32768 maps to
-exactly -1.0 and 32767 to 32767/32768); float input is kept as is.
+in points whatever the take's length. int16 input is scaled by 1/32768 (-32768 -> exactly -1.0).
 """
 
 from __future__ import annotations
@@ -17,13 +16,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, QPointF, Qt, Signal
-from PySide6.QtGui import (
-    QDragEnterEvent,
-    QDragMoveEvent,
-    QDropEvent,
-    QMouseEvent,
-    QResizeEvent,
-)
+from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QMouseEvent, QResizeEvent
 from PySide6.QtWidgets import QApplication, QToolButton, QVBoxLayout, QWidget
 
 from app.widgets.peaks import PeakPyramid
@@ -351,6 +344,9 @@ class WaveformView(QWidget):
     def plot_viewport(self) -> QWidget:
         """The widget that receives mouse events over the plots."""
         return self._plots.viewport()
+
+    def plot_items(self) -> list[pg.PlotItem]:  # for overlays (app.widgets.finish_handles)
+        return list(self._plot_items)
 
     def position_for_seconds(self, seconds: float, channel: int = 0) -> QPoint:
         """Where `seconds` lies on `plot_viewport()`, vertically centred on a channel's plot."""
