@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import secrets
 from pathlib import Path
 
 from engines.cli_finish import SUFFIXES, add_finish_arguments, finish_settings
@@ -38,6 +39,7 @@ MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 DECODERS = ("same-s", "same-l", "demo")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
 BACKENDS = ("auto", "onnxruntime", "tensorrt")
+MAX_VARIATIONS = 99
 
 
 _Parser = parser_class("python main.py generate --help")
@@ -66,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", default="auto", choices=BACKENDS)
     p.add_argument("--models-dir", type=Path, help="models root (default <data>/models)")
     p.add_argument("--out", type=Path, help="output file (.wav, .flac or .ogg)")
+    p.add_argument("--variations", type=int, default=1, metavar="N",
+                   help="N takes with consecutive seeds, written as <name>_01..N")
     p.add_argument("--no-library", action="store_true",
                    help="do not keep this take in the sound library")
     p.add_argument("--list-models", action="store_true",
@@ -95,11 +99,9 @@ def _catalog(models_dir: Path | None):
 
 def run_generate(args: argparse.Namespace) -> int:
     from engines.constants import DEFAULT_LIMITER_CEILING
-    from engines.finish.quality import describe_flag
-    from engines.finish.take import describe
     from engines.generator import Generator
     from engines.provenance import init_entry
-    from engines.request import GenerationRequest, parse_span
+    from engines.request import MAX_SEED, GenerationRequest, parse_span
 
     catalog = _catalog(args.models_dir)
     if args.list_models:
@@ -108,29 +110,50 @@ def run_generate(args: argparse.Namespace) -> int:
     if args.prompt is None:
         raise UsageError("--prompt is required; describe the sound, e.g. --prompt \"coin "
                          "pickup, bright\".")
+    if not 1 <= args.variations <= MAX_VARIATIONS:
+        raise UsageError(f"--variations {args.variations} is out of range; choose 1 to "
+                         f"{MAX_VARIATIONS}.")
     out, fmt = check_output(args.out, args.format)
+    outs = [out] if args.variations == 1 else [
+        check_output(out.with_name(f"{out.stem}_{k:02d}{out.suffix}"), fmt)[0]
+        for k in range(1, args.variations + 1)]
     finishing = _finishing(args, out, fmt)  # refused now, not after the render
     # Taken before anything is written: --out may be the init file itself.
     init = init_entry(args.init_audio) if args.init_audio is not None else None
-    request = GenerationRequest(
-        prompt=argument_text(args.prompt, "--prompt"),
-        negative_prompt=argument_text(args.negative_prompt, "--negative-prompt"),
-        model=args.model, decoder=args.decoder, precision=args.precision, seconds=args.seconds,
-        steps=args.steps, seed=args.seed, cfg=args.cfg, apg=args.apg, init_audio=args.init_audio,
-        init_noise_level=args.init_noise_level,
-        inpaint_spans=[parse_span(s) for s in args.inpaint],
-        limiter_ceiling=(DEFAULT_LIMITER_CEILING if args.limiter_ceiling is None
-                         else args.limiter_ceiling),
-        backend=args.backend,
-    )
-    generator = Generator(catalog)
+    base_seed = args.seed if args.seed is not None or args.variations == 1 else \
+        secrets.randbelow(MAX_SEED + 1)
+    prompt = argument_text(args.prompt, "--prompt")
+    negative = argument_text(args.negative_prompt, "--negative-prompt")
+    generator = Generator(catalog)  # loaded once for every variation
     try:
-        result = generator.generate(request)
-        finished = None
-        if finishing is not None:
-            finished = _finish(result, finishing, generator)
+        for k, target in enumerate(outs):
+            # The first seed as given (the request refuses one out of range); then onwards,
+            # wrapping past the last seed.
+            seed = base_seed if base_seed is None or k == 0 else (base_seed + k) % (MAX_SEED + 1)
+            request = GenerationRequest(
+                prompt=prompt, negative_prompt=negative, model=args.model,
+                decoder=args.decoder, precision=args.precision,
+                seconds=args.seconds, steps=args.steps, seed=seed, cfg=args.cfg, apg=args.apg,
+                init_audio=args.init_audio, init_noise_level=args.init_noise_level,
+                inpaint_spans=[parse_span(s) for s in args.inpaint],
+                limiter_ceiling=(DEFAULT_LIMITER_CEILING if args.limiter_ceiling is None
+                                 else args.limiter_ceiling),
+                backend=args.backend,
+            )
+            _render_one(generator, request, target, fmt, finishing, init, args)
     finally:
         generator.close()
+    return EXIT_OK
+
+
+def _render_one(generator, request, out: Path, fmt: str, finishing, init: dict | None,
+                args: argparse.Namespace) -> None:
+    """One take: render, finish, keep in the library, write --out with its sidecar."""
+    from engines.finish.quality import describe_flag
+    from engines.finish.take import describe
+
+    result = generator.generate(request)
+    finished = _finish(result, finishing, generator) if finishing is not None else None
     for warning in result.warnings:
         warn(warning)
     for flag in result.quality:
@@ -152,10 +175,9 @@ def run_generate(args: argparse.Namespace) -> int:
         raise CommandFailed(f"{str(exc).rstrip('.')}; the take is kept in the library as "
                             f"#{record.id} (`python main.py library export {record.id} --to "
                             "FOLDER` writes it out).") from exc
-    print(printable(summary_line(result, out)))
+    print(printable(summary_line(result, out)), flush=True)
     if finished is not None:
-        print(printable(f"finished: {describe(finished)}"))
-    return EXIT_OK
+        print(printable(f"finished: {describe(finished)}"), flush=True)
 
 
 def _finishing(args: argparse.Namespace, out: Path, fmt: str):

@@ -191,3 +191,31 @@ def test_console_entry_point_has_no_traceback(tmp_path: Path):
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "cfg" in proc.stderr
     assert not (tmp_path / "x.wav").exists()
+
+
+def test_variations_write_numbered_files_with_consecutive_seeds(capsys, tmp_path: Path,
+                                                                models: Path):
+    out = tmp_path / "door.wav"
+    code, stdout, stderr = run(capsys, "--prompt", "door creak", "--seconds", "0.5", "--steps",
+                               "2", "--seed", "4294967294", "--variations", "3", "--no-library",
+                               "--models-dir", str(models), "--out", str(out))
+    assert code == 0, stderr
+    seeds = [json.loads((tmp_path / f"door_{k:02d}.json").read_text())["seed"]
+             for k in (1, 2, 3)]
+    assert seeds == [4294967294, 4294967295, 0]  # consecutive, wrapping past the last seed
+    assert not out.exists() and len(stdout.strip().splitlines()) == 3
+    takes = [sf.read(tmp_path / f"door_{k:02d}.wav", dtype="int16")[0] for k in (1, 2, 3)]
+    assert not np.array_equal(takes[0], takes[1])
+    # the same seed alone gives the same take: variation 2 is seed 4294967295 by itself
+    code, _, stderr = run(capsys, "--prompt", "door creak", "--seconds", "0.5", "--steps", "2",
+                          "--seed", "4294967295", "--no-library", "--models-dir", str(models),
+                          "--out", str(tmp_path / "single.wav"))
+    assert code == 0, stderr
+    assert np.array_equal(sf.read(tmp_path / "single.wav", dtype="int16")[0], takes[1])
+
+
+def test_variations_out_of_range_is_refused(capsys, tmp_path: Path, models: Path):
+    code, _, stderr = run(capsys, "--prompt", "x", "--variations", "0", "--models-dir",
+                          str(models), "--out", str(tmp_path / "x.wav"))
+    assert code == 2 and "--variations 0 is out of range" in stderr
+    assert list(tmp_path.iterdir()) == []
