@@ -3,10 +3,11 @@
 import sys
 
 ENGINE_COMMANDS = ("generate", "--list-models")
-USAGE = """usage: sa3-studio [generate FLAGS | library CMD | models CMD | --list-models | -h]
+USAGE = """usage: sa3-studio [generate FLAGS | batch LIST | library CMD | models CMD | -h]
 
   (no arguments)    open the SA3 Studio window
   generate FLAGS    render one clip without the GUI (see: generate --help)
+  batch LIST        render a sound list (CSV or JSON) into a folder (see: batch --help)
   library COMMAND   list, show or export kept takes (see: library --help)
   models COMMAND    list, download, build or self-test engines (see: models --help)
   --list-models     list the model sets and where their files are expected
@@ -18,6 +19,10 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] in (["-h"], ["--help"]):
         print(USAGE)
         return 0
+    if args[:1] == ["batch"]:
+        from engines.batch.command import main as batch_main
+
+        return batch_main(args[1:])
     if args[:1] == ["library"]:
         from engines.library_cli import main as library_main
 

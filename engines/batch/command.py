@@ -1,0 +1,284 @@
+"""`python main.py batch LIST --out DIR`: render a sound list into a folder.
+
+Exit codes: 0 every take is done (rendered now or earlier); 1 a take (or row) failed, or the
+manifest could not be written; 2 the command line or the list itself cannot be used (one line
+on stderr, nothing written); 130 stopped with Ctrl+C (rerun the same command to continue).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from engines.batch.items import RowDefaults
+from engines.batch.plan import Plan
+from engines.cli_finish import add_finish_arguments, finish_settings
+from engines.cli_support import (
+    EXIT_CANCELLED,
+    EXIT_FAILED,
+    EXIT_OK,
+    UsageError,
+    parser_class,
+    run_command,
+    warn,
+)
+from engines.errors import RequestError
+from engines.failures import printable, sentence, shown
+
+MODELS = ("demo", "sm-music", "sm-sfx", "medium")
+PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
+BACKENDS = ("auto", "onnxruntime", "tensorrt")
+MAX_JOBS = 64
+
+_Parser = parser_class("python main.py batch --help")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from engines.finish.names import DEFAULT_TEMPLATE
+
+    p = _Parser(prog="python main.py batch",
+                description="Render every sound of a list into a folder: a file and a JSON "
+                            "sidecar per take, DIR/manifest.json, and every take in the library. "
+                            "A rerun skips the takes already made.")
+    p.add_argument("list", type=Path, metavar="LIST",
+                   help="CSV (header row) or JSON (list of objects) with name and prompt, and "
+                        "optionally seconds, variations, seed, negative_prompt, model, decoder, "
+                        "precision, steps, cfg, apg, init_audio, init_noise_level, inpaint, "
+                        "loop, preset, category")
+    p.add_argument("--out", type=Path, metavar="DIR", help="output folder (created if missing)")
+    p.add_argument("--name", metavar="TEMPLATE", default=DEFAULT_TEMPLATE,
+                   help="file names from {name} {prompt} {seed} {n:02} {preset} {date} "
+                        f"{{category}} (default {DEFAULT_TEMPLATE})")
+    p.add_argument("--model", default="demo", choices=MODELS, help="for rows that give none")
+    p.add_argument("--precision", choices=PRECISIONS, help="for rows that give none")
+    p.add_argument("--steps", type=int, default=8, help="for rows that give none (default 8)")
+    p.add_argument("--seconds", type=float, help="for rows that give none (default 5, or the "
+                                                 "init audio's length)")
+    p.add_argument("--backend", default="auto", choices=BACKENDS)
+    p.add_argument("--models-dir", type=Path, help="models root (default <data>/models)")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="worker processes (default: one per GPU with TensorRT, else 1)")
+    p.add_argument("--force", action="store_true",
+                   help="render every take again, even those already made")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan and the estimated time; render and write nothing")
+    p.add_argument("--no-library", action="store_true",
+                   help="do not keep the takes in the sound library")
+    add_finish_arguments(p)
+    return p
+
+
+def main(argv: list[str]) -> int:
+    """argv: the arguments after `batch` (a leading "batch" is accepted too)."""
+    args_list = list(argv)
+    if args_list[:1] == ["batch"]:
+        args_list = args_list[1:]
+    return run_command("batch", lambda: run(build_parser().parse_args(args_list)))
+
+
+def run(args: argparse.Namespace) -> int:
+    from engines.batch.manifest import read_earlier
+    from engines.batch.plan import make_plan
+    from engines.batch.sound_list import ListError, read_list
+    from engines.models.inventory import default_catalog
+
+    out = _checked_arguments(args)
+    try:
+        sound_list = read_list(args.list)
+    except ListError as exc:
+        raise UsageError(str(exc)) from None
+    if sound_list.unknown_keys:
+        warn(f"The list has columns this command does not know, which are ignored: "
+             f"{', '.join(sound_list.unknown_keys)}.")
+    earlier, problem = read_earlier(out) if out.is_dir() else ([], None)
+    if problem:
+        warn(problem)
+    defaults = RowDefaults(model=args.model, precision=args.precision, seconds=args.seconds,
+                           steps=args.steps, backend=args.backend)
+    plan = make_plan(sound_list, out, template=args.name, defaults=defaults,
+                     finishing_for=_finishing_for(args), earlier=earlier, force=args.force)
+    for item in plan.problems:
+        warn_line("error", item.reason)
+    catalog = default_catalog(args.models_dir)
+    jobs, cuda_devices = _workers(args, catalog, plan)
+    if args.dry_run:
+        return _print_plan(plan, earlier, jobs)
+    _make_folder(out)
+    return _render(args, out, sound_list.path, plan, catalog, jobs, cuda_devices)
+
+
+def _checked_arguments(args: argparse.Namespace) -> Path:
+    from engines.finish.names import check_template
+
+    if args.out is None:
+        raise UsageError("--out is required; give the folder to write the takes to, e.g. "
+                         "--out sounds/.")
+    try:
+        check_template(args.name)
+    except RequestError as exc:
+        raise UsageError(f"--name: {exc}") from None
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        raise UsageError(f"--jobs {args.jobs} is out of range; choose 1 to {MAX_JOBS}.")
+    if args.models_dir is not None and not args.models_dir.is_dir():
+        raise UsageError(f"--models-dir {shown(args.models_dir)} is not a folder; give an "
+                         "existing models folder.")
+    _finishing_for(args)(None, None)  # the command's own finishing flags, refused now
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {shown(args.out)} is a file, not a folder; choose a folder.")
+    return args.out
+
+
+def _make_folder(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(sentence(f"Could not create the folder {shown(out)}", exc)) from exc
+
+
+def _finishing_for(args: argparse.Namespace):
+    """finishing_for(row preset, row loop) -> (FinishSettings or None, format): the command's
+    finishing flags with the row's preset as the starting point (flags still win, as in
+    `generate`) and the row's loop on top. RequestError when refused."""
+    from engines.finish.settings import FinishSettings
+    from engines.paths import data_dir
+
+    cache: dict[tuple, tuple[Any, str]] = {}
+
+    def finishing_for(preset: str | None, loop: bool | None) -> tuple[Any, str]:
+        if (preset, loop) in cache:
+            return cache[(preset, loop)]
+        flags = copy.copy(args)
+        if preset is not None:
+            flags.preset = preset
+        settings = finish_settings(flags, data_dir)
+        if loop is not None and (settings is not None or loop):
+            settings = replace(settings or FinishSettings(), loop=loop).validate()
+        if settings is not None and settings.is_identity and not settings.preset \
+                and settings.format == "wav16":
+            settings = None  # e.g. loop 0 and nothing else: the raw take
+        fmt = settings.format if settings is not None else (args.format or "wav16")
+        if settings is None and fmt == "wav32f":  # only the finishing writer makes float WAV
+            settings = FinishSettings(format=fmt)
+        cache[(preset, loop)] = (settings, fmt)
+        return settings, fmt
+
+    return finishing_for
+
+
+def _workers(args: argparse.Namespace, catalog: Any, plan: Plan) -> tuple[int, list]:
+    """(worker count, CUDA_VISIBLE_DEVICES per worker)."""
+    from engines.batch.devices import cuda_devices_per_worker, uses_tensorrt, visible_gpu_count
+
+    specs = [take.spec for take in plan.to_render]
+    tensorrt = bool(specs) and uses_tensorrt(catalog, specs)
+    gpus = visible_gpu_count() if tensorrt else 0
+    jobs = args.jobs if args.jobs is not None else (gpus if gpus > 1 else 1)
+    jobs = max(1, min(jobs, len(specs)))
+    return jobs, cuda_devices_per_worker(jobs, gpus if tensorrt else 0)
+
+
+def _render(args: argparse.Namespace, out: Path, list_path: Path, plan: Plan, catalog: Any,
+            jobs: int, cuda_devices: list) -> int:
+    from engines.batch.devices import engine_key, unavailable
+    from engines.batch.keeping import LibraryKeeper
+    from engines.batch.manifest import Manifest, header_for
+    from engines.batch.output import TakeWriter
+    from engines.batch.progress import Progress
+    from engines.batch.runner import StopRequest, run_batch
+    from engines.batch.workers import InlineRenderer, WorkerPool
+
+    to_render = plan.to_render
+    skipped = len(plan.takes) - len(to_render)
+    if skipped:
+        print(f"skipping {skipped} take(s) already made with the same parameters (--force "
+              "renders them again).", flush=True)
+    reasons = unavailable(catalog, [take.spec for take in to_render])
+    cannot_run = {t.index: reasons[engine_key(t.spec)] for t in to_render
+                  if engine_key(t.spec) in reasons}
+    header = header_for(list_path, out, {"name_template": args.name, "jobs": jobs,
+                                         "library": not args.no_library, "force": args.force})
+    manifest = Manifest.for_plan(out, header, plan.entries)
+    progress = Progress(len(to_render))
+    keeper = LibraryKeeper(not args.no_library, lambda m: progress.say("warning", m))
+    try:
+        with StopRequest(progress) as stop:
+            if len(cannot_run) == len(to_render):
+                renderer: Any = _NothingToRender()
+            elif jobs == 1:
+                renderer = InlineRenderer(args.models_dir, catalog)
+            else:
+                renderer = WorkerPool(jobs, args.models_dir, cuda_devices)
+            outcome = run_batch(plan, manifest, renderer, TakeWriter(out, list_path, keeper),
+                                progress, stop, cannot_run)
+    finally:
+        progress.close()
+        keeper.close()
+    return _report(manifest, outcome, len(plan.entries))
+
+
+class _NothingToRender:
+    """The renderer when every take is skipped or cannot run: no engine is loaded."""
+
+    def has_room(self) -> bool:
+        return False
+
+    def close(self, wait: bool = True) -> None:
+        pass
+
+
+def _report(manifest: Any, outcome: Any, items: int) -> int:
+    counts = manifest.counts()
+    rate = counts["ok"] / outcome.wall_s if outcome.wall_s > 0 else 0.0
+    print(printable(f"done: {counts['ok']} rendered, {counts['skipped']} skipped, "
+                    f"{counts['failed']} failed, {counts['pending']} not rendered; "
+                    f"{outcome.audio_seconds:.1f} s of audio in {outcome.wall_s:.1f} s "
+                    f"({rate:.2f} takes/s); manifest: {manifest.path}"), flush=True)
+    if outcome.manifest_error:
+        warn_line("error", outcome.manifest_error)
+        return EXIT_FAILED
+    if outcome.cancelled:
+        warn_line("cancelled", f"stopped after the current take; {counts['pending']} take(s) "
+                               "are not rendered yet: run the same command again to continue.")
+        return EXIT_CANCELLED
+    if counts["failed"]:
+        warn_line("error", f"{counts['failed']} of {items} item(s) failed (see above and the "
+                           "manifest); fix them and run the command again: the takes already "
+                           "made are skipped.")
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def _print_plan(plan: Plan, earlier: list[dict], jobs: int) -> int:
+    from engines.batch.estimate import estimate, take_seconds
+
+    for take in plan.takes:
+        seed = ("random" if take.seed_was_random and not take.seed_from_earlier
+                else str(take.seed))
+        state = "  (already made: skipped)" if take.skipped else ""
+        print(printable(f"{take.file}  {take.where}  {take.spec.model}  "
+                        f"{take_seconds(take):.2f} s  {take.spec.steps} steps  seed {seed}"
+                        f"{state}"))
+    to_render = plan.to_render
+    guess = estimate(to_render, earlier, jobs)
+    when = "unknown" if guess.seconds is None else f"about {guess.seconds:.1f} s"
+    print(f"plan: {len(to_render)} take(s) to render, {len(plan.takes) - len(to_render)} "
+          f"already made, {len(plan.problems)} bad item(s); {guess.audio_seconds:.1f} s of "
+          f"audio; estimated time {when} ({guess.source}).")
+    print("dry run: nothing was rendered or written.")
+    return EXIT_FAILED if plan.problems else EXIT_OK
+
+
+def warn_line(kind: str, message: object) -> None:
+    """An `error: ...` or `cancelled: ...` line on stderr, printable whatever it holds."""
+    import sys
+
+    try:
+        print(f"{kind}: {printable(message)}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # a closed stderr: the manifest still says it
+        pass
+
+
+__all__ = ["build_parser", "main", "run"]

@@ -1,0 +1,168 @@
+"""The batch loop: hand takes to the renderer (this process or the workers), write each one as
+it comes back, record it in the manifest and save the manifest, every take.
+
+Ctrl+C (SIGINT) asks to stop: no new take is started, the takes being rendered are finished and
+written, and the manifest stays valid, so a rerun continues where this one stopped. A second
+Ctrl+C stops at once (KeyboardInterrupt); the manifest saved after the last written take still
+holds, because nothing is ever marked done before its file is in place.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from engines.batch.manifest import Manifest
+from engines.batch.output import TakeWriter
+from engines.batch.plan import Plan, Take
+from engines.batch.progress import Progress
+from engines.batch.workers import Rendered, TakeJob, unexpected
+from engines.errors import StudioError
+from engines.failures import sentence, shown
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Outcome:
+    cancelled: bool = False
+    manifest_error: str | None = None
+    audio_seconds: float = 0.0
+    wall_s: float = 0.0
+
+
+class StopRequest:
+    """Ctrl+C while the batch runs: the first asks to stop after the current takes, the second
+    stops now. A context manager that puts the previous handler back."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.requested = False
+        self._progress = progress
+        self._previous: Any = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        self._progress.say("cancelled", "stopping after the current take; press Ctrl+C again "
+                                        "to stop at once.")
+
+    def __enter__(self) -> StopRequest:
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def run_batch(plan: Plan, manifest: Manifest, renderer: Any, writer: TakeWriter,
+              progress: Progress, stop: StopRequest,
+              unavailable: dict[int, str] | None = None) -> Outcome:
+    """Render every take of `plan` that is not skipped. `unavailable`: takes that cannot run
+    here (index -> reason), failed without rendering."""
+    run = _Run(manifest, writer, progress)
+    started = time.perf_counter()
+    todo: deque[Take] = deque()
+    for take in plan.to_render:
+        if unavailable and take.index in unavailable:
+            run.record(take, {"status": "failed",
+                              "reason": f"{take.where}: {unavailable[take.index]}"}, 0.0)
+        else:
+            todo.append(take)
+    run.save()  # the plan, with its seeds, before the first take: a rerun reuses them
+    in_flight: dict[int, Take] = {}
+    finished_normally = False
+    try:
+        while True:
+            while todo and not stop.requested and renderer.has_room():
+                take = todo.popleft()
+                in_flight[take.index] = take
+                renderer.submit(TakeJob(take.index, take.spec.request(take.seed),
+                                        take.finishing))
+            if not in_flight:
+                break
+            rendered = renderer.next_result()
+            run.finish(in_flight.pop(rendered.index), rendered)
+        finished_normally = True
+    finally:
+        renderer.close(wait=finished_normally)
+        if finished_normally and todo and not stop.requested:  # every worker died for good
+            for take in todo:
+                run.record(take, {"status": "failed", "reason": f"{take.where}: no worker "
+                                  "process was left to render it; render it again."}, 0.0)
+        run.save()
+    return Outcome(stop.requested and bool(todo), run.manifest_error, run.audio_seconds,
+                   time.perf_counter() - started)
+
+
+class _Run:
+    def __init__(self, manifest: Manifest, writer: TakeWriter, progress: Progress) -> None:
+        self.manifest = manifest
+        self.writer = writer
+        self.progress = progress
+        self.manifest_error: str | None = None
+        self.audio_seconds = 0.0
+
+    def finish(self, take: Take, rendered: Rendered) -> None:
+        started = time.perf_counter()
+        if rendered.failure is not None:
+            changes = {"status": "failed", "reason": f"{take.where}: {rendered.failure}"}
+        else:
+            changes = self._write(take, rendered)
+            changes["warnings"] = self._warnings(take, rendered.result)
+            if changes["status"] == "ok":
+                self.audio_seconds += changes["seconds"]
+        wall_s = (rendered.engine_ms + rendered.finish_ms) / 1e3 + time.perf_counter() - started
+        self.record(take, changes, wall_s)
+        self.save()
+
+    def _write(self, take: Take, rendered: Rendered) -> dict[str, Any]:
+        try:
+            return self.writer.write(take, rendered)
+        except StudioError as exc:
+            reason = str(exc)
+        except OSError as exc:
+            reason = sentence(f"Could not write {shown(take.file)}", exc)
+        except Exception as exc:  # a bug in one take must not kill the batch: log it, go on
+            log.exception("writing %s failed unexpectedly", take.file)
+            reason = unexpected(exc)
+        return {"status": "failed", "reason": f"{take.where}: {reason}"}
+
+    def _warnings(self, take: Take, result: Any) -> list[str]:
+        from engines.finish.quality import describe_flag
+
+        warnings = [*result.warnings, *(f"quality: {describe_flag(flag)}"
+                                        for flag in result.quality)]
+        for warning in warnings:
+            self.progress.say("warning", f"{take.file}: {warning}")
+        return warnings
+
+    def record(self, take: Take, changes: dict[str, Any], wall_s: float) -> None:
+        timings = dict(changes.pop("timings_ms", {}) or {})
+        if changes.get("status") == "ok":
+            timings["wall"] = round(wall_s * 1e3, 1)
+        self.manifest.update(take.index, **changes, timings_ms=timings)
+        status = changes["status"]
+        self.progress.take_done(take.file, status, wall_s)
+        if status == "failed":
+            self.progress.say("error", changes["reason"])
+
+    def save(self) -> None:
+        try:
+            self.manifest.save()
+        except OSError as exc:
+            message = sentence(f"Could not write the manifest {shown(self.manifest.path)}", exc,
+                               "the files are written, but a rerun cannot tell which; make "
+                               "room there and run the batch again")
+            if message != self.manifest_error:
+                self.progress.say("error", message)
+            self.manifest_error = message
+        else:
+            self.manifest_error = None

@@ -1,0 +1,254 @@
+"""Rendering one take (the engine, then finishing) in this process or in worker processes.
+
+Each worker process owns one Generator for its whole life, so engines load once per worker.
+Workers are started with the spawn context (a fork would copy the parent's CUDA state and
+threads), ignore SIGINT (the parent decides when to stop: after the current takes), and with
+TensorRT each gets its own GPU through CUDA_VISIBLE_DEVICES, set before anything loads CUDA.
+The parent hands a worker one take at a time, so a worker that dies costs only that take.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engines.errors import StudioError
+from engines.request import MAX_SEED, GenerationRequest
+
+log = logging.getLogger(__name__)
+
+LOOP_SEED_OFFSET = 0x9E3779B9  # odd and far from 0: a loop seam never reuses the take's seed
+MAX_RESTARTS_PER_WORKER = 3
+POLL_S = 0.2
+
+
+@dataclass(frozen=True)
+class TakeJob:
+    index: int
+    request: GenerationRequest
+    finishing: Any  # FinishSettings or None
+
+
+@dataclass
+class Rendered:
+    index: int
+    result: Any = None  # GenerationResult (its step latents dropped: nothing downstream reads them)
+    finished: Any = None  # FinishedTake or None
+    failure: str | None = None
+    engine_ms: float = 0.0
+    finish_ms: float = 0.0
+
+
+class TakeRenderer:
+    """A Generator over the models folder, and the finishing of what it makes."""
+
+    def __init__(self, models_dir: Path | None, catalog: Any = None) -> None:
+        from engines.generator import Generator
+        from engines.models.inventory import default_catalog
+
+        self.generator = Generator(catalog if catalog is not None
+                                   else default_catalog(models_dir))
+
+    def render(self, job: TakeJob) -> Rendered:
+        """The take, or its failure as one sentence: one bad take never stops the batch."""
+        started = time.perf_counter()
+        try:
+            result = self.generator.generate(job.request)
+            result = dataclasses.replace(result, step_latents=result.step_latents[:0])
+            engine_ms = (time.perf_counter() - started) * 1e3
+            finished = None if job.finishing is None else self._finish(result, job.finishing)
+        except StudioError as exc:
+            return Rendered(job.index, failure=str(exc))
+        except OSError as exc:
+            from engines.failures import sentence
+
+            return Rendered(job.index, failure=sentence("Could not render the take", exc))
+        except Exception as exc:  # a bug in one take must not kill the batch: log it, go on
+            log.exception("take %d failed unexpectedly", job.index)
+            return Rendered(job.index, failure=unexpected(exc))
+        finish_ms = (time.perf_counter() - started) * 1e3 - engine_ms
+        return Rendered(job.index, result, finished, None, engine_ms, finish_ms)
+
+    def _finish(self, result: Any, settings: Any) -> Any:
+        """finish_take, except that a model loop's seam gets a seed derived from the take's, so
+        a rerun (or another worker) makes the same loop."""
+        from engines.audio_io import float_from_pcm16
+        from engines.finish.take import finish_take
+
+        def generate(request: GenerationRequest):
+            return float_from_pcm16(self.generator.generate(request).pcm)
+
+        audio = float_from_pcm16(result.pcm)
+        if not settings.loop:
+            return finish_take(audio, settings, request=result.request, generate=generate)
+        from engines.finish.chain import finish
+        from engines.finish.loop import make_loop
+        from engines.finish.take import FinishedTake
+
+        settings.validate()
+        seed = (result.seed + LOOP_SEED_OFFSET) % (MAX_SEED + 1)
+        loop = make_loop(audio, result.request, generate, seam_s=settings.loop_seam_s, seed=seed)
+        return FinishedTake(finish(loop.audio, settings), settings, loop)
+
+    def close(self) -> None:
+        self.generator.close()
+
+
+def unexpected(exc: BaseException) -> str:
+    from engines.failures import reason
+    from engines.paths import log_file
+
+    happened, _ = reason(exc)
+    where = log_file()
+    details = f"details are in {where}" if where is not None else "render it again to retry"
+    return f"The take failed unexpectedly ({happened}); {details}."
+
+
+# ---- worker processes ----------------------------------------------------------------------
+
+
+def worker_main(models_dir: Path | None, cuda_devices: str | None, tasks: Any,
+                results: Any) -> None:
+    """A worker process: render the takes it is handed until it gets None."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # already ignored (_sigint_ignored); be sure
+    if cuda_devices is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = cuda_devices  # before anything loads CUDA
+    from engines.paths import setup_logging
+
+    setup_logging("sa3-studio.batch-worker", console_level=logging.CRITICAL)
+    renderer = TakeRenderer(models_dir)
+    try:
+        while (job := tasks.get()) is not None:
+            results.put(renderer.render(job))
+    finally:
+        renderer.close()
+
+
+@dataclass
+class _Worker:
+    process: Any
+    tasks: Any
+    cuda_devices: str | None
+    job: TakeJob | None = None
+    restarts: int = 0
+
+
+class WorkerPool:
+    """`jobs` worker processes, one take each at a time."""
+
+    def __init__(self, jobs: int, models_dir: Path | None,
+                 cuda_devices: list[str | None]) -> None:
+        import multiprocessing
+
+        self._ctx = multiprocessing.get_context("spawn")
+        self._models_dir = models_dir
+        self._results = self._ctx.Queue()
+        self._workers: list[_Worker] = []
+        for slot in range(jobs):
+            self._workers.append(self._start(cuda_devices[slot % len(cuda_devices)]))
+
+    def _start(self, cuda_devices: str | None, restarts: int = 0) -> _Worker:
+        tasks = self._ctx.Queue()
+        process = self._ctx.Process(target=worker_main, daemon=True, name="sa3-batch-worker",
+                                    args=(self._models_dir, cuda_devices, tasks, self._results))
+        with _sigint_ignored():  # inherited through exec: Ctrl+C never hits a starting worker
+            process.start()
+        return _Worker(process, tasks, cuda_devices, restarts=restarts)
+
+    def has_room(self) -> bool:
+        return any(w.job is None and w.process.is_alive() for w in self._workers)
+
+    def submit(self, job: TakeJob) -> None:
+        worker = next(w for w in self._workers if w.job is None and w.process.is_alive())
+        worker.job = job
+        worker.tasks.put(job)
+
+    def next_result(self) -> Rendered:
+        """The next take a worker finished (or lost, when the worker died while on it)."""
+        while True:
+            try:
+                rendered: Rendered = self._results.get(timeout=POLL_S)
+            except queue.Empty:
+                lost = self._lost_take()
+                if lost is not None:
+                    return lost
+                continue
+            for worker in self._workers:
+                if worker.job is not None and worker.job.index == rendered.index:
+                    worker.job = None
+                    return rendered
+            # A result for a take already reported lost: its worker died after sending it.
+
+    def _lost_take(self) -> Rendered | None:
+        for slot, worker in enumerate(self._workers):
+            if worker.job is None or worker.process.is_alive():
+                continue
+            job, code = worker.job, worker.process.exitcode
+            if worker.restarts < MAX_RESTARTS_PER_WORKER:
+                self._workers[slot] = self._start(worker.cuda_devices, worker.restarts + 1)
+            else:
+                worker.job = None
+            return Rendered(job.index, failure=f"The worker process rendering this take "
+                            f"stopped unexpectedly (exit code {code}; out of memory is the "
+                            "usual cause); render it again, or use fewer --jobs.")
+        return None
+
+    def close(self, wait: bool = True) -> None:
+        """Ask the workers to finish (or, with wait=False, stop them now)."""
+        for worker in self._workers:
+            if wait and worker.process.is_alive():
+                worker.tasks.put(None)
+        for worker in self._workers:
+            if wait:
+                worker.process.join(timeout=30)
+            if worker.process.is_alive():
+                worker.process.terminate()
+                worker.process.join(timeout=5)
+        self._results.close()
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while a worker is started. An ignored signal stays ignored across exec
+    and Python then installs no KeyboardInterrupt handler, so a Ctrl+C at the terminal (sent to
+    the whole process group) reaches only the parent, which stops after the current takes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+class InlineRenderer:
+    """The same interface as WorkerPool, rendering in this process (--jobs 1)."""
+
+    def __init__(self, models_dir: Path | None, catalog: Any = None) -> None:
+        self._renderer = TakeRenderer(models_dir, catalog)
+        self._job: TakeJob | None = None
+
+    def has_room(self) -> bool:
+        return self._job is None
+
+    def submit(self, job: TakeJob) -> None:
+        self._job = job
+
+    def next_result(self) -> Rendered:
+        job, self._job = self._job, None
+        assert job is not None
+        return self._renderer.render(job)
+
+    def close(self, wait: bool = True) -> None:
+        self._renderer.close()
