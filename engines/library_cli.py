@@ -1,8 +1,11 @@
 """`python main.py library ...`: list, show and export takes kept in the sound library.
 
 `list` filters by quality flags (--flagged, --clean, --quality CODE) and shows them in its FLAGS
-column; `show` tells a take's finishing chain and its flags in words; `export` (in
-library_export_cli) writes takes raw or finished.
+column, and each take's MODE (t2a, a2a, inpaint, imported) and PARENT (the take it was made
+from); `show` tells a take's finishing chain and its flags in words; with --json both print
+the shape documented in engines.store.take_json (list: an array). `export` (in
+library_export_cli) writes takes raw or finished; rate, tag, favourite, delete, restore and
+purge (in library_edit_cli) change them.
 
 Exit codes as for `generate`: 0 done; 1 a file could not be written; 2 bad input (an unknown id,
 a missing folder), with one line on stderr.
@@ -27,6 +30,7 @@ from engines.cli_support import (
 from engines.errors import StudioError
 from engines.failures import printable
 from engines.finishing_summary import finishing_lines, quality_lines
+from engines.library_edit_cli import EDIT_COMMANDS, add_edit_parsers
 from engines.library_export_cli import add_export_parser, run_export
 from engines.paths import DataFolderError
 
@@ -86,6 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--deleted", action="store_true", help="include deleted takes")
     listing.add_argument("--finished", action="store_true",
                          help="only takes with a stored finishing chain")
+    listing.add_argument("--json", action="store_true",
+                         help="a JSON array of the takes, every field (no table)")
     quality = listing.add_mutually_exclusive_group()
     quality.add_argument("--flagged", dest="quality", action="store_const", const="flagged",
                          help="only takes with a quality flag (silence, clipping, ...)")
@@ -96,8 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     show = commands.add_parser("show", help="everything about one take")
     show.add_argument("take", metavar="ID|FILE",
                       help="a library id, or an audio file to identify (e.g. one dragged out)")
-    show.add_argument("--json", action="store_true", help="print the provenance as JSON")
+    show.add_argument("--json", action="store_true",
+                      help="every field and the provenance as one JSON object")
     add_export_parser(commands, take_id)
+    add_edit_parsers(commands, take_id)
     return parser
 
 
@@ -128,6 +136,8 @@ def _marks(record) -> str:
         marks.append("fav")
     if record.finished:
         marks.append("fin")
+        if (record.finishing.get("chain") or {}).get("loop"):
+            marks.append("loop")
     if record.deleted:
         marks.append("deleted")
     if record.missing:
@@ -154,14 +164,20 @@ def run_list(library, args: argparse.Namespace) -> int:
     args.search = argument_text(args.search, "--search")
     library.check_quality()  # takes kept before flags were (once; opening does it in parts)
     records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
+    if args.json:
+        from engines.store.take_json import take_json
+
+        print(_json_text([take_json(r) for r in records]))
+        return EXIT_OK
     total = library.count(args.search, **filters)
-    _say(f"{'ID':>6}  {'CREATED (UTC)':16}  {'MODEL':9} {'SECONDS':>7} {'SEED':>10}  "
-          f"{'RATING':6} {'MARKS':11} {'FLAGS':12} PROMPT / NAME")
+    _say(f"{'ID':>6}  {'CREATED (UTC)':16}  {'MODEL':9} {'MODE':8} {'PARENT':>6} "
+         f"{'SECONDS':>7} {'SEED':>10}  {'RATING':6} {'MARKS':11} {'FLAGS':12} PROMPT / NAME")
     for r in records:
-        _say(f"{r.id:>6}  {r.created[:16].replace('T', ' '):16}  {r.model:9} "
-              f"{r.seconds:>7.2f} {('-' if r.is_imported else r.seed):>10}  "
-              f"{'*' * r.rating:6} {_marks(r):11} {_quality(r):12} "
-              f"{_clip(r.title(), PROMPT_WIDTH)}")
+        parent = "-" if r.parent_id is None else f"#{r.parent_id}"
+        _say(f"{r.id:>6}  {r.created[:16].replace('T', ' '):16}  {r.model:9} {r.mode:8} "
+             f"{parent:>6} {r.seconds:>7.2f} {('-' if r.is_imported else r.seed):>10}  "
+             f"{'*' * r.rating:6} {_marks(r):11} {_quality(r):12} "
+             f"{_clip(r.title(), PROMPT_WIDTH)}")
     _say(f"{len(records)} of {total} take{'s' if total != 1 else ''} shown"
           + (f" matching '{args.search}'" if args.search else "") + f"; library: {library.root}")
     return EXIT_OK
@@ -213,6 +229,7 @@ def _show_lines(library, record) -> list[str]:
 
 def run_show(library, args: argparse.Namespace) -> int:
     from engines.store.library import LibraryError
+    from engines.store.take_json import take_json
     from engines.store.wavmeta import read_metadata
 
     if args.take.lstrip("-").isdigit():
@@ -235,7 +252,7 @@ def run_show(library, args: argparse.Namespace) -> int:
             print(_json_text(note))
             return EXIT_OK
     if args.json:
-        print(_json_text(record.sidecar()))
+        print(_json_text(take_json(record)))
     else:
         _say("\n".join(_show_lines(library, record)))
     return EXIT_OK
@@ -256,9 +273,11 @@ def main(argv: list[str]) -> int:
         except StudioError as exc:  # the library itself cannot be opened: a failure, not input
             raise CommandFailed(str(exc)) from exc
         try:
-            if library.notice:
-                warn(library.notice)
-            handler = {"list": run_list, "show": run_show, "export": run_export}[args.command]
+            if library.notice and not (library.read_only and args.command in EDIT_COMMANDS):
+                warn(library.notice)  # (an edit's refusal says read-only itself)
+            handlers = {"list": run_list, "show": run_show, "export": run_export,
+                        **EDIT_COMMANDS}
+            handler = handlers[args.command]
             return handler(library, args)
         finally:
             library.close()

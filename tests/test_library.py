@@ -261,6 +261,121 @@ def test_delete_moves_audio_to_trash_and_restore_undoes_it(lib: ClipLibrary, fil
     assert list((lib.root / "trash").iterdir()) == []
 
 
+def _purged_lines(root: Path) -> list[dict]:
+    lines = (root / "library-edits.jsonl").read_text().splitlines()
+    return [entry for entry in map(json.loads, lines) if "purged" in entry]
+
+
+def test_purge_trash_removes_rows_then_files_for_good(lib: ClipLibrary, files, monkeypatch):
+    takes = [lib.add(make_result(files, prompt=f"purge me {i}", seed=i)) for i in (1, 2, 3)]
+    lib.delete(takes[0].id)
+    lib.delete(takes[1].id)
+    trashed = [lib.get(t.id).audio_path for t in takes[:2]]
+    assert lib.in_trash() == [1, 2]
+    assert lib.purge_trash([2, 3, 99]) == 1  # only those named that are in the trash
+    assert lib.in_trash() == [1] and not trashed[1].exists() and trashed[0].is_file()
+    assert lib.purge_trash() == 1 and lib.purge_trash() == 0
+    for take in takes[:2]:
+        with pytest.raises(LibraryError, match=f"no take #{take.id}"):
+            lib.get(take.id)
+    assert not any(path.exists() for path in trashed)
+    assert _ids(lib.search("purge", include_deleted=True)) == [3]  # the text index too
+    assert lib.get(3).audio_path.is_file() and lib.add(make_result(files, seed=9)).id == 4
+    assert [(e["id"], e["created"], e["purged"]) for e in _purged_lines(lib.root)] == [
+        (2, takes[1].created, True), (1, takes[0].created, True)]
+
+
+def test_a_purged_take_never_comes_back(tmp_path: Path, files, monkeypatch):
+    """Not from a file that could not be removed (the next open removes it), nor from the
+    rows or notes a rebuild finds, nor after the journal is compacted."""
+    root = tmp_path / "library"
+    with ClipLibrary(root) as lib:
+        for i in range(1, 6):
+            lib.add(make_result(files, prompt=f"take {i}", seed=i))
+        lib.delete(2)
+        lib.delete(4)
+    before = (root / "library.sqlite3").read_bytes()  # closed: checkpointed, rows 2 and 4 in it
+    stuck = ClipLibrary(root)
+    left = stuck.get(4).audio_path
+    real_unlink = Path.unlink
+
+    def unlink(path: Path, missing_ok: bool = False) -> None:
+        if path == left:
+            raise PermissionError(13, "Permission denied", str(path))
+        real_unlink(path, missing_ok=missing_ok)
+
+    told: list[tuple[Path, OSError]] = []
+    monkeypatch.setattr(Path, "unlink", unlink)
+    try:
+        assert stuck.purge_trash(unremovable=lambda path, err: told.append((path, err))) == 2
+    finally:
+        stuck.close()
+        monkeypatch.undo()
+    assert [path for path, _ in told] == [left] and left.is_file()
+    with ClipLibrary(root) as lib:  # the file left behind is not adopted back: it is removed
+        assert not left.exists() and _ids(lib.search(include_deleted=True)) == [5, 3, 1]
+        assert not list((root / "trash").rglob("*.wav"))
+    # A damaged database whose rows still hold the purged takes (here: the file from before
+    # the purge, its header gone) is rebuilt without them.
+    (root / "library.sqlite3").write_bytes(bytes(100) + before[100:])
+    with ClipLibrary(root) as lib:
+        assert lib.notice is not None and "damaged" in lib.notice
+        assert _ids(lib.search(include_deleted=True)) == [5, 3, 1]
+        lib.check_quality()
+        lib._journal.compact(lib._conn)  # the purge lines outlive a compaction
+    assert {e["id"] for e in _purged_lines(root)} == {2, 4}
+    (root / "library.sqlite3").write_bytes(bytes(100) + before[100:])
+    with ClipLibrary(root) as lib:
+        assert _ids(lib.search(include_deleted=True)) == [5, 3, 1]
+        assert lib.add(make_result(files, seed=9)).id == 6  # purged ids are never reused
+
+
+class _CommitFails:
+    """A connection whose next COMMIT fails, as on a disk that filled up meanwhile."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "COMMIT":
+            raise sqlite3.OperationalError("database or disk is full")
+        return self._conn.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._conn, name)
+
+
+def test_a_purge_that_does_not_commit_changes_nothing(lib: ClipLibrary, files):
+    record = lib.add(make_result(files))
+    lib.delete(record.id)
+    real, lib._conn = lib._conn, _CommitFails(lib._conn)
+    try:
+        with pytest.raises(LibraryError, match="nothing was changed"):
+            lib.purge_trash()
+    finally:
+        lib._conn = real
+    assert lib.get(record.id).deleted and lib.get(record.id).audio_path.is_file()
+    assert [e["purged"] for e in _purged_lines(lib.root)] == [True, False]
+    assert lib._journal.purged() == set()  # so a rebuild keeps the take
+    lib.restore(record.id)
+    assert not lib.get(record.id).deleted
+
+
+def test_read_only_library_refuses_a_purge(tmp_path: Path, files):
+    root = tmp_path / "library"
+    with ClipLibrary(root) as lib:
+        lib.delete(lib.add(make_result(files)).id)
+    with read_only_folder(root):
+        lib = ClipLibrary(root)
+        try:
+            assert lib.in_trash() == [1]
+            for change in (lib.purge_trash, lib.require_writable):
+                with pytest.raises(LibraryError, match="read-only.*nothing was changed"):
+                    change()
+        finally:
+            lib.close()
+
+
 def test_engine_file_hashes_are_cached_by_path_mtime_and_size(lib, files, monkeypatch):
     hashed: list[Path] = []
     real = library_module.sha256_file
@@ -705,7 +820,9 @@ def test_cli_generate_records_and_library_commands(capsys, monkeypatch, tmp_path
     code, out, _ = _cli(capsys, "library", "show", str(tmp_path / "rain.wav"))
     assert code == 0 and out.startswith("take #1")
     code, out, _ = _cli(capsys, "library", "show", "1", "--json")
-    assert code == 0 and json.loads(out)["request"]["prompt"] == "rain on a tin roof"
+    shown = json.loads(out)
+    assert code == 0 and shown["prompt"] == "rain on a tin roof" == \
+        shown["provenance"]["request"]["prompt"]
     dest = tmp_path / "picked"
     dest.mkdir()
     code, out, err = _cli(capsys, "library", "export", "1", "3", "--to", str(dest))

@@ -37,11 +37,16 @@ class LibraryConnection:
     _use_fts: bool
     _journal: EditJournal
 
+    def require_writable(self) -> None:
+        """Refuse (LibraryError, one sentence) when the library is read-only: for callers that
+        would otherwise ask the user about a change that cannot happen."""
+        if self.read_only:
+            raise LibraryError(access.read_only_refusal(self.root, self._read_only_reason))
+
     def _write(self) -> AbstractContextManager[list[Callable[[], None]]]:
         """BEGIN IMMEDIATE ... COMMIT on the library's connection; see `transaction`. A
         read-only library refuses before anything is touched."""
-        if self.read_only:
-            raise LibraryError(access.read_only_refusal(self.root, self._read_only_reason))
+        self.require_writable()
         return transaction(self._conn, self.root)
 
     def _rows(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:

@@ -1,11 +1,13 @@
 """Changing kept takes: what the user keeps about them (rating, tags, notes, name, finishing
-chain), and moving them to the trash and back."""
+chain), moving them to the trash and back, and emptying the trash for good."""
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -13,8 +15,10 @@ import numpy as np
 from engines.errors import RequestError
 from engines.store import schema
 from engines.store.lookup import TakeLookup
-from engines.store.records import LibraryError, TakeRecord, normalize_tags
+from engines.store.records import LibraryError, TakeRecord, normalize_tags, take_id_of
 from engines.store.text import storable
+
+log = logging.getLogger(__name__)
 
 
 class TakeEditing(TakeLookup):
@@ -89,6 +93,51 @@ class TakeEditing(TakeLookup):
             if relative and source.is_file():
                 os.replace(source, target)  # inside the transaction: see ClipLibrary._reconcile
                 undo.append(lambda: os.replace(target, source))
+
+    def in_trash(self) -> list[int]:
+        """The ids of the takes in the trash, oldest first."""
+        return [row[0] for row in self._rows("SELECT id FROM takes WHERE deleted = 1 "
+                                             "ORDER BY id")]
+
+    def purge_trash(self, ids: Iterable[int] | None = None, *,
+                    unremovable: Callable[[Path, OSError], None] | None = None) -> int:
+        """Delete the takes in the trash for good (of `ids` only, when given: those the user
+        was shown; any of them no longer in the trash is left alone), and return how many.
+
+        Their rows go first, with a purge line each in the edit journal, in one committed
+        transaction; only then are their files removed from trash/. So a failure leaves either
+        every take as it was or every take gone, and a file left behind (a crash, or one that
+        cannot be removed: `unremovable(path, error)` is told, else it is logged) is removed
+        by the next open instead of coming back. A file outside the library (kept by the first
+        version) is left where it is."""
+        wanted = None if ids is None else {take_id_of(i) for i in ids}
+        with self._write() as undo:
+            rows = [row for row in self._conn.execute(
+                        "SELECT id, created, audio_file FROM takes WHERE deleted = 1")
+                    if wanted is None or row["id"] in wanted]
+            if not rows:
+                return 0
+            takes = [(row["id"], row["created"]) for row in rows]
+            self._journal.purge(takes)
+            undo.append(lambda: self._journal.purge(takes, purged=False))
+            self._conn.executemany("DELETE FROM takes WHERE id = ?", [(i,) for i, _ in takes])
+            if self._use_fts:
+                self._conn.executemany(f"DELETE FROM {schema.FTS_TABLE} WHERE rowid = ?",
+                                       [(i,) for i, _ in takes])
+        for row in rows:
+            name = row["audio_file"]
+            if os.sep in name or "/" in name:
+                continue  # an absolute path kept from a version 1 library
+            path = self.trash_dir / name
+            try:
+                path.unlink(missing_ok=True)
+            except OSError as err:
+                if unremovable is None:
+                    log.warning("Could not remove %s from the trash", path, exc_info=True)
+                else:
+                    unremovable(path, err)
+        log.info("Library: emptied %d take(s) out of the trash for good", len(rows))
+        return len(rows)
 
 
 MAX_FINISHING_BYTES = 64 * 1024  # a chain and its report take about 1.5 KB

@@ -16,6 +16,12 @@ two) only repeats a change the user asked for. A take is named by id *and* creat
 whose first use was rolled back and then given to another take never inherits the first one's
 lines. After a rebuild the lines are replayed, in order, over the takes that came back (see
 opening.py), which leaves each with its last state.
+
+Emptying the trash writes {"id", "created", "purged": true} for each take it removes, in the
+transaction that removes their rows: a take whose row is gone but whose file was left behind (a
+crash before the file went, a file that could not be removed) or whose row a damaged database
+still holds is never brought back. A purge whose transaction fails writes "purged": false
+lines, which cancel it. Versions before these lines skip them (they have no "set").
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import logging
 import os
 import secrets
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +71,7 @@ _NEW_TAKE = {"rating": 0, "favourite": 0, "tags": "[]", "notes": "", "finishing"
 # a take when the library opens: a snapshot is about 1.5 KB, an edit about 150 bytes.
 _COMPACT_BYTES_PER_TAKE = 8192
 _COMPACT_MARGIN_BYTES = 1 << 20
+_PURGE_LINE_BYTES = 96  # {"id":..,"created":"2025-..+00:00","purged":true}
 
 
 class EditJournal:
@@ -82,9 +89,19 @@ class EditJournal:
         """Record `fields` (columns of COLUMNS; others are ignored) for the take. Call inside
         the write transaction that makes the change; an OSError aborts it."""
         values = {key: fields[key] for key in COLUMNS if key in fields}
-        if not values:
-            return
-        line = _line({"id": int(take_id), "created": created, "set": values})
+        if values:
+            self._write(_line({"id": int(take_id), "created": created, "set": values}))
+
+    def purge(self, takes: Iterable[tuple[int, str]], purged: bool = True) -> None:
+        """Record that the takes (id, created) are gone for good (or, with purged=False, that
+        their purge did not happen after all). Call inside the write transaction that removes
+        them; an OSError aborts it."""
+        lines = b"".join(_line({"id": int(take_id), "created": created, "purged": purged})
+                         for take_id, created in takes)
+        if lines:
+            self._write(lines)
+
+    def _write(self, line: bytes) -> None:
         # Read and write: the last byte is looked at (writes go to the end all the same).
         flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0)
         fd = os.open(self.path, flags, 0o666)
@@ -99,8 +116,25 @@ class EditJournal:
             os.close(fd)
 
     def entries(self) -> Iterator[tuple[int, str, dict]]:
-        """(id, created, values) of every readable line, oldest first; unreadable lines (a
-        torn last line, damage) are skipped."""
+        """(id, created, values) of every readable line that sets columns, oldest first;
+        unreadable lines (a torn last line, damage) are skipped."""
+        for take_id, created, entry in self._lines():
+            values = _values(entry.get("set"))
+            if values:
+                yield take_id, created, values
+
+    def purged(self) -> set[tuple[int, str]]:
+        """The takes (id, created) emptied out of the trash for good."""
+        gone: set[tuple[int, str]] = set()
+        for take_id, created, entry in self._lines():
+            if entry.get("purged") is True:
+                gone.add((take_id, created))
+            elif entry.get("purged") is False:
+                gone.discard((take_id, created))
+        return gone
+
+    def _lines(self) -> Iterator[tuple[int, str, dict]]:
+        """(id, created, object) of every readable line, oldest first."""
         try:
             handle = open(self.path, "rb")
         except FileNotFoundError:
@@ -115,7 +149,8 @@ class EditJournal:
                     yield entry
 
     def max_id(self) -> int:
-        return max((take_id for take_id, _, _ in self.entries()), default=0)
+        """The highest id any line names, purged takes included: ids are never reused."""
+        return max((take_id for take_id, _, _ in self._lines()), default=0)
 
     def replay(self, conn: sqlite3.Connection, only: set[int] | None = None) -> set[int]:
         """Apply every line to the take it names, if that take is in the database (and in
@@ -146,16 +181,23 @@ class EditJournal:
         if size <= _COMPACT_MARGIN_BYTES:
             return False
         takes = conn.execute("SELECT count(*) FROM takes").fetchone()[0]
-        return size > takes * _COMPACT_BYTES_PER_TAKE + _COMPACT_MARGIN_BYTES
+        if size <= takes * _COMPACT_BYTES_PER_TAKE + _COMPACT_MARGIN_BYTES:
+            return False
+        # Purge lines are kept by `compact`: a journal of little else is as small as it gets.
+        kept = takes * _COMPACT_BYTES_PER_TAKE + len(self.purged()) * _PURGE_LINE_BYTES
+        return size > kept + _COMPACT_MARGIN_BYTES
 
     def compact(self, conn: sqlite3.Connection) -> None:
-        """Rewrite the journal as one snapshot a take, through a temporary file. The caller
-        holds the write transaction, so no line is appended meanwhile; on any failure the old
-        journal stays as it was."""
+        """Rewrite the journal as one snapshot a take and the purge lines still in force,
+        through a temporary file. The caller holds the write transaction, so no line is
+        appended meanwhile; on any failure the old journal stays as it was."""
         temp = self.path.with_name(f".{JOURNAL_NAME}.{secrets.token_hex(4)}.partial")
         columns = ", ".join(COLUMNS)
+        gone = sorted(self.purged())
         try:
             with open(temp, "wb") as handle:
+                for take_id, created in gone:
+                    handle.write(_line({"id": take_id, "created": created, "purged": True}))
                 for row in conn.execute(f"SELECT id, created, {columns} FROM takes ORDER BY id"):
                     values = {key: row[key] for key in COLUMNS}
                     handle.write(_line({"id": row["id"], "created": row["created"],
@@ -194,9 +236,15 @@ def _parse(raw: bytes) -> tuple[int, str, dict] | None:
         return None
     if not isinstance(entry, dict):
         return None
-    take_id, created, values = entry.get("id"), entry.get("created"), entry.get("set")
-    if type(take_id) is not int or not isinstance(created, str) or not isinstance(values, dict):
+    take_id, created = entry.get("id"), entry.get("created")
+    if type(take_id) is not int or not isinstance(created, str):
         return None
-    clean = {key: value for key, value in values.items()
-             if key in COLUMNS and type(value) in COLUMNS[key]}
-    return (take_id, created, clean) if clean else None
+    return take_id, created, entry
+
+
+def _values(values: object) -> dict:
+    """The columns a line sets that COLUMNS allows, with values of the right JSON type."""
+    if not isinstance(values, dict):
+        return {}
+    return {key: value for key, value in values.items()
+            if key in COLUMNS and type(value) in COLUMNS[key]}

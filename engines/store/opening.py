@@ -113,9 +113,14 @@ class LibraryOpening(QualityCheck):
             listing = repair.list_folders((self.audio_dir, self.trash_dir))
             rows = self._conn.execute("SELECT id, audio_file, deleted FROM takes").fetchall()
             claimed = repair.settle_files(rows, listing, self.audio_dir, self.trash_dir)
-            for path in repair.unclaimed(listing, claimed):
+            strays = repair.unclaimed(listing, claimed)
+            purged = self._journal.purged() if strays else set()
+            for path in strays:
                 row = repair.row_from_file(path, deleted=path.parent == self.trash_dir,
                                            now=_now())
+                if row is not None and (row["id"], row["created"]) in purged:
+                    repair.remove_purged(path)  # emptied out of the trash: never back
+                    continue
                 if row is None or self._conn.execute(
                         "SELECT 1 FROM takes WHERE id = ?", (row["id"],)).fetchone() is not None:
                     repair.set_aside(path, self.trash_dir)
@@ -204,8 +209,10 @@ class LibraryOpening(QualityCheck):
         if report.kept_as is not None:
             wal = report.kept_as.with_name(report.kept_as.name + "-wal")
             found = salvage.salvage_takes(report.kept_as, wal, known)
+        purged = self._journal.purged()
+        rows = [row for row in found.rows if (row.get("id"), row.get("created")) not in purged]
         with self._write() as _:
-            report.from_rows = rebuild.insert_salvaged(self._conn, found.rows, self.root)
+            report.from_rows = rebuild.insert_salvaged(self._conn, rows, self.root)
         adopted = self._reconcile()
         with self._write() as _:
             restored = self._journal.replay(self._conn)  # salvaged rows too: newer edits

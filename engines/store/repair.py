@@ -4,7 +4,8 @@ What a killed writer can leave (see library.py for why nothing worse is possible
 file in audio/ (removed), a complete file whose row never committed (adopted back from the note
 embedded in it), or a file in the wrong folder because a delete or restore stopped halfway (moved
 to where its row's flag says). Files that nothing claims and nothing identifies are set aside in
-trash/unlisted/, never deleted.
+trash/unlisted/, never deleted; only the file of a take the user emptied out of the trash for
+good (see journal.py), left behind by a crash or a failed removal, is removed.
 """
 
 from __future__ import annotations
@@ -147,6 +148,18 @@ def row_from_file(path: Path, *, deleted: bool, now: str) -> dict | None:
             OverflowError) as err:
         log.warning("Could not rebuild a library entry from %s (%s)", path, err)
         return None
+
+
+def remove_purged(path: Path) -> None:
+    """Finish emptying the trash: remove the file of a take purged for good (see journal.py)
+    that was left behind; one that still cannot be removed is tried again next time."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        log.warning("Could not remove %s, the file of a take deleted for good", path,
+                    exc_info=True)
+    else:
+        log.info("Removed %s, the file of a take deleted for good", path)
 
 
 def set_aside(path: Path, trash_dir: Path) -> None:
