@@ -20,19 +20,19 @@ def main(argv: list[str] | None = None) -> int:
         print(USAGE)
         return 0
     if args[:1] == ["batch"]:
-        from engines.batch.command import main as batch_main
+        from engines.cli.batch import main as batch_main
 
         return batch_main(args[1:])
     if args[:1] == ["library"]:
-        from engines.library_cli import main as library_main
+        from engines.cli.library import main as library_main
 
         return library_main(args[1:])
     if args[:1] == ["models"]:
-        from engines.models_cli import main as models_main
+        from engines.cli.models import main as models_main
 
         return models_main(args[1:])
     if args[:1] and args[0] in ENGINE_COMMANDS:
-        from engines.cli import main as cli_main
+        from engines.cli.generate import main as cli_main
 
         return cli_main(args)
     if args and not args[0].startswith("-"):

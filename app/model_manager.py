@@ -384,7 +384,7 @@ class ModelManagerDialog(QDialog):
     def start_selftest(self) -> None:
         if not self._gpu_ready():
             return
-        from engines.models_cli import run_selftest
+        from engines.cli.models import run_selftest
 
         models = self._models_dir()
         if models is None:

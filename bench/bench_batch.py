@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-BATCH = "import sys; from engines.batch.command import main; sys.exit(main(sys.argv[1:]))"
+BATCH = "import sys; from engines.cli.batch import main; sys.exit(main(sys.argv[1:]))"
 GOAL_SPEEDUP = 5.0
 SOUNDS = ["door creak", "footstep on gravel", "ui click", "coin pickup", "laser shot",
           "glass break", "wind gust", "metal hit", "water drop", "fire crackle"]

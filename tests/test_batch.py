@@ -303,7 +303,7 @@ def test_the_estimate_says_where_its_figure_comes_from(tmp_path: Path):
 def test_tensorrt_gets_one_worker_per_gpu_by_default(tmp_path: Path, monkeypatch):
     import argparse
 
-    from engines.batch.command import _workers
+    from engines.cli.batch import _workers
     from engines.models.inventory import default_catalog
 
     monkeypatch.setattr(gpu_probe, "_driver_module", lambda: FakeCudaDriver(H200, count=2))

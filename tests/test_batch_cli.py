@@ -17,7 +17,7 @@ import pytest
 import soundfile as sf
 
 REPO = Path(__file__).resolve().parent.parent
-BATCH = "import sys; from engines.batch.command import main; sys.exit(main(sys.argv[1:]))"
+BATCH = "import sys; from engines.cli.batch import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.fixture(scope="module")

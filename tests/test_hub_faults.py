@@ -136,7 +136,7 @@ def test_a_refused_connection_is_retried_twice_briefly_then_one_sentence(
 def test_the_models_command_says_one_line_when_the_hub_is_down(
         hf_env: Path, models: Path, monkeypatch: pytest.MonkeyPatch, no_gpu: None,
         capsys: pytest.CaptureFixture[str]) -> None:
-    from engines.models_cli import main
+    from engines.cli.models import main
 
     endpoint = _refused_endpoint()
     monkeypatch.setenv("HF_ENDPOINT", endpoint)

@@ -131,7 +131,7 @@ def test_selftest_builds_the_demo_and_needs_a_replay(tmp_path, monkeypatch):
     import numpy as np
 
     import engines.backends.tensorrt.backend as trt_backend
-    from engines.models_cli import run_selftest
+    from engines.cli.models import run_selftest
     from tests import fake_tensorrt
 
     fake_tensorrt.install(monkeypatch)

@@ -1,6 +1,6 @@
 """One rendered take into the output folder: kept in the library first (its id goes into the
 sidecar), then the audio and its sidecar written to temporaries and moved into place together
-(engines.cli_output.deliver), so a crash leaves either both files or the earlier ones.
+(engines.cli.output.deliver), so a crash leaves either both files or the earlier ones.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from engines.batch.keeping import LibraryKeeper
 from engines.batch.plan import Take
 from engines.batch.workers import Rendered
-from engines.cli_support import UsageError
+from engines.cli.support import UsageError
 from engines.failures import path_text
 from engines.provenance import build_sidecar, sidecar_path
 
@@ -25,7 +25,7 @@ class TakeWriter:
 
     def write(self, take: Take, rendered: Rendered) -> dict[str, Any]:
         """The manifest changes for the take: status ok, or failed with the reason."""
-        from engines.cli_output import deliver
+        from engines.cli.output import deliver
 
         result, finished = rendered.result, rendered.finished
         out = self.out_dir / take.file
@@ -66,7 +66,7 @@ def _raw_writer(result: Any, record: Any, fmt: str):
     """The take as the model made it: a copy of the library's file when that is the same
     16-bit WAV (it carries the embedded note), else the PCM written in `fmt`."""
     if record is not None and fmt == "wav16" and not record.missing:
-        from engines.cli_output import copy_temp
+        from engines.cli.output import copy_temp
 
         return lambda target: copy_temp(record.audio_path, target)
     from engines.audio_io.writing import write_audio_temp

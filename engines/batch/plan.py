@@ -21,7 +21,7 @@ from typing import Any
 
 from engines.batch.items import RowDefaults, RowError, RowSpec, parse_row
 from engines.batch.sound_list import SoundList
-from engines.cli_finish import SUFFIXES
+from engines.cli.finishing import SUFFIXES
 from engines.errors import RequestError
 from engines.request import MAX_SEED
 

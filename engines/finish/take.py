@@ -44,7 +44,7 @@ class FinishedTake:
 
     def writer(self, note: str | None = None, title: str | None = None
                ) -> Callable[[Path], Path]:
-        """write_temp(target) for engines.cli_output.deliver and other atomic savers."""
+        """write_temp(target) for engines.cli.output.deliver and other atomic savers."""
         from engines.finish.delivery import write_delivery_temp
 
         f = self.finished

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engines.cli_finish import add_finish_arguments, finish_settings
-from engines.cli_support import EXIT_OK, UsageError, argument_text, warn
+from engines.cli.finishing import add_finish_arguments, finish_settings
+from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
 from engines.failures import printable, sentence, shown
 
 

@@ -15,8 +15,8 @@ from typing import Any
 
 from engines.batch.items import RowDefaults
 from engines.batch.plan import Plan
-from engines.cli_finish import add_finish_arguments, finish_settings
-from engines.cli_support import (
+from engines.cli.finishing import add_finish_arguments, finish_settings
+from engines.cli.support import (
     EXIT_CANCELLED,
     EXIT_FAILED,
     EXIT_OK,

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engines.cli_support import EXIT_OK, UsageError, argument_text, warn
+from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
 from engines.failures import printable, sentence, shown
 
 MAX_TAG_CHARS = 100

@@ -1,6 +1,6 @@
 """Headless command line: `python main.py generate ...` (a contract other tools rely on).
 
-Every take is also kept in the sound library (engines.store, through engines.cli_library) unless
+Every take is also kept in the sound library (engines.store, through engines.cli.keeping) unless
 `--no-library` is given, with the finishing chain that made --out; its id goes into the sidecar as
 "library_id".
 
@@ -15,10 +15,10 @@ import logging
 import secrets
 from pathlib import Path
 
-from engines.cli_finish import SUFFIXES, add_finish_arguments, finish_settings
-from engines.cli_library import keep_in_library
-from engines.cli_output import check_output, copy_temp, deliver
-from engines.cli_support import (  # noqa: F401 - re-exported for the other CLIs
+from engines.cli.finishing import SUFFIXES, add_finish_arguments, finish_settings
+from engines.cli.keeping import keep_in_library
+from engines.cli.output import check_output, copy_temp, deliver
+from engines.cli.support import (  # noqa: F401 - re-exported for the other CLIs
     EXIT_BAD_INPUT,
     EXIT_CANCELLED,
     EXIT_FAILED,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from engines.cli_support import warn
+from engines.cli.support import warn
 from engines.failures import path_text, reason
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from engines.cli_finish import SUFFIXES
-from engines.cli_support import UsageError
+from engines.cli.finishing import SUFFIXES
+from engines.cli.support import UsageError
 from engines.failures import sentence, shown
 from engines.provenance import sidecar_path
 

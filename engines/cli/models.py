@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from engines.backends.tensorrt import version as trt_version
-from engines.cli_support import (
+from engines.cli.support import (
     EXIT_FAILED,
     EXIT_OK,
     CommandFailed,

@@ -18,7 +18,9 @@ import json
 import logging
 from pathlib import Path
 
-from engines.cli_support import (
+from engines.cli.library_edit import EDIT_COMMANDS, add_edit_parsers
+from engines.cli.library_export import add_export_parser, run_export
+from engines.cli.support import (
     EXIT_OK,
     CommandFailed,
     UsageError,
@@ -30,8 +32,6 @@ from engines.cli_support import (
 from engines.errors import StudioError
 from engines.failures import printable
 from engines.finishing_summary import finishing_lines, quality_lines
-from engines.library_edit_cli import EDIT_COMMANDS, add_edit_parsers
-from engines.library_export_cli import add_export_parser, run_export
 from engines.paths import DataFolderError
 
 log = logging.getLogger(__name__)
