@@ -8,7 +8,7 @@ USAGE = """usage: sa3-studio [generate FLAGS | batch LIST | library CMD | models
   (no arguments)    open the SA3 Studio window
   generate FLAGS    render one clip without the GUI (see: generate --help)
   batch LIST        render a sound list (CSV or JSON) into a folder (see: batch --help)
-  library COMMAND   list, show or export kept takes (see: library --help)
+  library COMMAND   list, show, export, rate, tag, delete or purge kept takes (library --help)
   models COMMAND    list, download, build or self-test engines (see: models --help)
   --list-models     list the model sets and where their files are expected
   -h, --help        show this message"""
