@@ -11,7 +11,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
-from app.texts import NEGATIVE_OFF_HELP
+from app.texts import LIST_RUNNING, NEGATIVE_OFF_HELP
 from app.worker import Finished, Reroll
 from engines.catalog import get_model_set
 from engines.errors import StudioError
@@ -110,6 +110,9 @@ class GenerationController(QObject):
             self.notifier.status("A generation is already running; wait for it or press "
                                  "Cancel.")
             return
+        if self.gpu.list_running:
+            self.notifier.status(LIST_RUNNING)
+            return
         try:
             first = self.start_seed()
             count = self.view.variations_spin.value()
@@ -126,6 +129,9 @@ class GenerationController(QObject):
     def reroll(self) -> None:
         """Same settings, one take, a new random seed."""
         if self.gpu.running:
+            return
+        if self.gpu.list_running:
+            self.notifier.status(LIST_RUNNING)
             return
         try:
             request = self.build_request(secrets.randbelow(SEED_RANGE))

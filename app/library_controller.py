@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
+from app.texts import LIST_RUNNING
 from engines.catalog import MODEL_SETS
 from engines.failures import shown
 
@@ -178,6 +179,9 @@ class LibraryController(QObject):
         if self.gpu.running:
             self.notifier.status("A generation is already running; wait for it or press "
                                  "Cancel.")
+            return
+        if self.gpu.list_running:
+            self.notifier.status(LIST_RUNNING)
             return
         self.restore_settings(record)
         try:

@@ -5,7 +5,8 @@ Object names (a contract for tests and assistive tools): promptEdit, negativePro
 modelCombo, decoderCombo, precisionCombo, secondsSpin, stepsSpin, cfgSpin, apgSpin, seedEdit,
 seedLockCheck, generateButton, rerollButton, variationsSpin, rerollFlaggedCheck, cancelButton,
 takesList, waveformView, spectrogramView, latentView, playButton, loopCheck, initNoiseSlider,
-exportButton, statusBar, and the Finish panel's (app.widgets.finish_panel: finishPanel,
+exportButton, statusBar, renderListAction, renderListProgress, renderListCancelButton, and the
+Finish panel's (app.widgets.finish_panel: finishPanel,
 presetCombo, loudnessLabel, loopButton, abButton, ...).
 """
 
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
     QListWidget,
     QMainWindow,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QScrollArea,
     QSlider,
@@ -98,6 +100,7 @@ class MainWindow(QMainWindow):
         splitter.setSizes([330, 640, 380])
         self.setCentralWidget(splitter)
         self.setStatusBar(_named(QStatusBar(), "statusBar"))
+        self._build_list_progress()
         self._build_menus()
 
     # ------------------------------------------------------------------ generation panel
@@ -296,6 +299,19 @@ class MainWindow(QMainWindow):
             studio.shutdown()
         super().closeEvent(event)
 
+    def _build_list_progress(self) -> None:
+        """A sound list's progress and its Cancel, at the right of the status bar while it
+        renders (app.batch_controller shows and hides them)."""
+        self.list_progress = _named(QProgressBar(), "renderListProgress")
+        self.list_progress.setMaximumWidth(220)
+        self.list_progress.setFormat("%v/%m takes")
+        self.list_cancel_button = _named(QPushButton("Cancel list"), "renderListCancelButton")
+        self.list_cancel_button.setToolTip("Stop after the current take; render the list "
+                                           "again to continue")
+        for widget in (self.list_progress, self.list_cancel_button):
+            self.statusBar().addPermanentWidget(widget)
+            widget.hide()
+
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         self.open_action = file_menu.addAction("&Open init audio...")
@@ -303,6 +319,9 @@ class MainWindow(QMainWindow):
         self.save_action = file_menu.addAction("&Save take as...")
         self.save_action.setShortcut("Ctrl+S")
         self.copy_action = file_menu.addAction("&Copy take file")
+        file_menu.addSeparator()
+        self.render_list_action = file_menu.addAction("&Render sound list...")
+        self.render_list_action.setObjectName("renderListAction")
         file_menu.addSeparator()
         self.quit_action = file_menu.addAction("&Quit")
         self.quit_action.setShortcut("Ctrl+Q")

@@ -400,7 +400,7 @@ class ModelManagerDialog(QDialog):
 
     def _submit(self, fn, label: str) -> None:
         host = self.gpu_service.host
-        if host is None or self.gpu_service.running:
+        if host is None or self.gpu_service.running or self.gpu_service.list_running:
             self.say("The GPU is busy generating; try again when it is done.")
             return
         task = self.gpu_service.new_task(fn, label)

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
 from app.notifier import Notifier, user_sentence
 from app.takes import Take
-from app.worker import Batch, GpuWorker, Job, LoopJob, Task, WorkerHost
+from app.worker import Batch, GpuWorker, Job, ListJob, LoopJob, Task, WorkerHost
 from engines import paths
 from engines.request import GenerationRequest
 
@@ -220,7 +220,8 @@ class TakeModel(QObject):
 
 
 class GpuService(QObject):
-    """The one GPU worker (on its own thread) and the batch or model loop it is running."""
+    """The one GPU worker (on its own thread) and the batch, model loop or sound list it is
+    running."""
 
     batchStarted = Signal(int)  # number of takes
     batchFinished = Signal()
@@ -238,14 +239,18 @@ class GpuService(QObject):
         self.task_counter = 0
         self.loop_id = 0
         self.loop_running = False
+        self.list_id = 0
+        self.list_running = False
         self.worker.batchDone.connect(self._batch_done)
         self.worker.loopDone.connect(self._loop_done)
         self.worker.loopFailed.connect(self._loop_done)
+        self.worker.listDone.connect(self._list_done)
+        self.worker.listFailed.connect(self._list_done)
 
     @property
     def busy(self) -> bool:
         """Whether the worker is generating or making a loop (new work would wait for it)."""
-        return self.running or self.loop_running
+        return self.running or self.loop_running or self.list_running
 
     def submit(self, requests: list[GenerationRequest], *, replace_id: int | None = None,
                parent_id: int | None = None, init_source: str | None = None,
@@ -282,6 +287,27 @@ class GpuService(QObject):
     def _loop_done(self, job_id: int, _answer: object) -> None:
         if job_id == self.loop_id:
             self.loop_running = False
+
+    def submit_list(self, fn: Callable) -> int:
+        """Queue a sound list: fn(generator, cancel_event) runs on the worker thread; its answer
+        comes back as worker.listDone/listFailed with the returned id."""
+        if self.host is None:
+            raise RuntimeError("the GPU worker is not running")
+        self.list_id += 1
+        self.list_running = True
+        self.host.submit_list(ListJob(self.list_id, fn))
+        return self.list_id
+
+    def cancel_list(self) -> bool:
+        """Ask the running sound list to stop after its current take; False if none runs."""
+        if self.list_running and self.host is not None:
+            self.host.cancel()
+            return True
+        return False
+
+    def _list_done(self, job_id: int, _answer: object) -> None:
+        if job_id == self.list_id:
+            self.list_running = False
 
     def new_task(self, fn: Callable, label: str) -> Task:
         self.task_counter += 1

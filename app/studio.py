@@ -11,6 +11,7 @@ import logging
 
 from PySide6.QtCore import QObject
 
+from app.batch_controller import BatchController
 from app.export_controller import ExportController
 from app.finish_controller import FinishController
 from app.generation_controller import GenerationController
@@ -53,10 +54,12 @@ class Studio(QObject):
                                                   library, self)
         self.library_controller = LibraryController(window, notifier, session, gpu, library,
                                                     self)
+        self.batch_controller = BatchController(window, notifier, session, gpu, self)
         # between controllers: Qt signals only
         refresh = self.library_controller.refresh_library
         self.generation_controller.libraryChanged.connect(refresh)
         self.inpaint_controller.libraryChanged.connect(refresh)
+        self.batch_controller.libraryChanged.connect(refresh)
         self.generation_controller.takeGenerated.connect(self.takes_controller.autoplay)
         window.quit_action.triggered.connect(window.close)
         # settings.json is read again on the worker thread (the generator's catalog): say
@@ -74,6 +77,7 @@ class Studio(QObject):
         self.models_controller.shutdown()
         self.takes_controller.shutdown()
         self.finish_controller.shutdown()
+        self.batch_controller.shutdown()
         self.gpu.stop()
         try:
             self.player.close()

@@ -111,7 +111,7 @@ class TakesController(QObject):
             else:
                 w.waveform.clear_spans()
         w.spectrogram.set_audio(shown.audio, prepared=shown.display.get("spectrogram"))
-        if take.step_latents is not None:
+        if take.step_latents is not None and len(take.step_latents):  # a list's takes: none
             w.latent_view.set_latents(take.step_latents)
         else:
             w.latent_view.clear()

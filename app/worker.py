@@ -84,6 +84,15 @@ class LoopJob:
 
 
 @dataclass
+class ListJob:
+    """A sound list (app.batch_run) rendered with the Generator this thread owns:
+    fn(generator, cancel_event) -> summary; it reports each take through its own callbacks."""
+
+    job_id: int
+    fn: Callable
+
+
+@dataclass
 class Task:
     """Other GPU work (engine builds, the self-test): fn(report, cancel_event) -> result."""
 
@@ -104,6 +113,8 @@ class GpuWorker(QObject):
     rerolled = Signal(object)  # Reroll
     loopDone = Signal(int, object)  # job, engines.finish.loop.LoopResult
     loopFailed = Signal(int, str)  # job, one sentence
+    listDone = Signal(int, object)  # list job, its summary (app.batch_run.ListSummary)
+    listFailed = Signal(int, str)  # list job, one sentence
 
     def __init__(self, make_generator: Callable[[], object],
                  make_display: Callable[[object], dict] | None = None,
@@ -191,6 +202,24 @@ class GpuWorker(QObject):
             self.loopDone.emit(job.job_id, result)
 
     @Slot(object)
+    def run_list(self, job: ListJob) -> None:
+        """Render a sound list take by take with this thread's Generator; the cancel flag stops
+        it after the current take (the list's manifest stays valid)."""
+        try:
+            if self._generator is None:
+                self._generator = self._make_generator()
+            summary = job.fn(self._generator, self.cancel_flag)
+        except StudioError as exc:
+            log.info("sound list refused: %s", exc, exc_info=True)
+            self.listFailed.emit(job.job_id, str(exc))
+        except Exception as exc:  # noqa: BLE001 - one sentence for the user, details in the log
+            log.exception("rendering a sound list failed")
+            self.listFailed.emit(job.job_id, user_sentence("Could not render the sound list",
+                                                           exc))
+        else:
+            self.listDone.emit(job.job_id, summary)
+
+    @Slot(object)
     def run_task(self, task: Task) -> None:
         """Engine builds and the self-test also run here: CUDA/TensorRT objects live on this
         thread only."""
@@ -255,6 +284,7 @@ class WorkerHost(QObject):
     submitted = Signal(object)
     taskSubmitted = Signal(object)
     loopSubmitted = Signal(object)
+    listSubmitted = Signal(object)
     shutdownRequested = Signal()
 
     def __init__(self, worker: GpuWorker, parent: QObject | None = None) -> None:
@@ -266,6 +296,7 @@ class WorkerHost(QObject):
         self.submitted.connect(worker.run_batch)
         self.taskSubmitted.connect(worker.run_task)
         self.loopSubmitted.connect(worker.run_loop)
+        self.listSubmitted.connect(worker.run_list)
         self.shutdownRequested.connect(worker.shutdown)
         self.thread.start()
 
@@ -280,6 +311,10 @@ class WorkerHost(QObject):
     def submit_loop(self, job: LoopJob) -> None:
         self.worker.cancel_flag.clear()
         self.loopSubmitted.emit(job)
+
+    def submit_list(self, job: ListJob) -> None:
+        self.worker.cancel_flag.clear()
+        self.listSubmitted.emit(job)
 
     def cancel(self) -> None:
         self.worker.cancel_flag.set()
