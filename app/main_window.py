@@ -16,7 +16,6 @@ import logging
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
@@ -26,7 +25,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QMainWindow,
     QPlainTextEdit,
     QProgressBar,
@@ -47,6 +45,7 @@ from app.texts import NEGATIVE_OFF_HELP, NO_INIT
 from app.widgets.finish_panel import FinishPanel
 from app.widgets.latent_view import LatentView
 from app.widgets.spectrogram import SpectrogramView
+from app.widgets.takes_list import TakesListWidget
 from app.widgets.waveform import WaveformView
 
 log = logging.getLogger(__name__)
@@ -54,26 +53,6 @@ log = logging.getLogger(__name__)
 WINDOW_TITLE = "SA3 Studio"
 SFX_PRESETS = (0.5, 1.0, 2.0, 5.0)
 MUSIC_PRESETS = (10.0, 30.0, 60.0, 120.0)
-
-
-class TakesListWidget(QListWidget):
-    """The session's takes; dragging an item out gives a file URL (app.export_controller)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.drag_source = None  # export controller hook: item -> QMimeData
-        self.setDragEnabled(True)
-        self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.EditKeyPressed
-                             | QAbstractItemView.EditTrigger.DoubleClicked)
-
-    def mimeData(self, items):  # noqa: N802 - Qt override
-        if self.drag_source is not None and items:
-            data = self.drag_source(items[0])
-            if data is not None:
-                return data
-        return super().mimeData(items)
 
 
 def _named(widget, name: str):
