@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine lacks for the whole test suite, for `bench/gpu_suite.sh` there:
-#   .whl/  wheels for Python 3.12 (soundfile, soxr, platformdirs, sounddevice, cffi, pycparser)
+#   .whl/  wheels for Python 3.12 (soundfile, soxr, platformdirs, sounddevice, cffi, pycparser,
+#          pyloudnorm, tqdm, wavinfo)
+#   .whl-scipy/  the scipy wheel alone (35 MB): with .qt it would pass the 64 MiB one device
+#          call carries, so it travels in a call of its own first and stays there (an ignored
+#          path the next call does not name is kept on the warm machine).
 #   .qt/qt.tar.xz  PySide6 trimmed to the modules the app uses (the full wheel is 97 MB, over
 #          the 64 MiB a device call carries), shiboken6, pyqtgraph, pytest-qt, the system
 #          libraries Qt and PortAudio load (from this Debian machine) and ALSA's config.
@@ -8,14 +12,16 @@
 # git-ignored through .git/info/exclude.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-for ignored in /.whl/ /.qt/; do
+for ignored in /.whl/ /.whl-scipy/ /.qt/; do
     grep -qxF "$ignored" .git/info/exclude 2>/dev/null || echo "$ignored" >> .git/info/exclude
 done
 platforms=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64
            --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform any)
 pull() { python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
              --implementation cp "${platforms[@]}" -d "$1" "${@:2}"; }
-rm -rf .whl && pull .whl soundfile cffi pycparser soxr platformdirs sounddevice
+rm -rf .whl .whl-scipy
+pull .whl soundfile cffi pycparser soxr platformdirs sounddevice pyloudnorm tqdm wavinfo
+pull .whl-scipy scipy
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 pull "$work/wheels" "PySide6-Essentials<6.12" "shiboken6<6.12" pyqtgraph pytest-qt
 mkdir -p "$work/full" "$work/site/PySide6/Qt/lib" "$work/site/PySide6/Qt/plugins/platforms" \
@@ -44,4 +50,4 @@ cp -L /usr/lib/x86_64-linux-gnu/libportaudio.so.2 "$work/syslib/"
 ln -sf libportaudio.so.2 "$work/syslib/libportaudio.so"
 cp -r /usr/share/alsa "$work/alsa"
 mkdir -p .qt && tar -C "$work" -cJf .qt/qt.tar.xz site syslib alsa
-ls -la .whl .qt
+ls -la .whl .whl-scipy .qt

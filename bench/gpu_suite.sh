@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # On the GPU machine: the whole test suite (junit), then the TensorRT benchmark, results into
-# bench/results/ and $OUT. Carry .whl and .qt made by bench/device_bundle.sh.
+# bench/results/ and $OUT. Carry .whl and .qt made by bench/device_bundle.sh, after a first
+# call that carried .whl-scipy alone (it stays on the warm machine).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 day=$(date +%Y%m%d)
 out=${OUT:-bench/results}
 tar -C /tmp -xJf .qt/qt.tar.xz
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl
+    --target /tmp/site .whl/*.whl .whl-scipy/*.whl
 export PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/syslib:${LD_LIBRARY_PATH:-} \
     QT_QPA_PLATFORM=offscreen ALSA_CONFIG_PATH=/tmp/alsa/alsa.conf PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
