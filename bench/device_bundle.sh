@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine lacks for the whole test suite, for `bench/gpu_suite.sh` there:
 #   .whl/  wheels for Python 3.12 (soundfile, soxr, platformdirs, sounddevice, cffi, pycparser,
-#          pyloudnorm, tqdm, wavinfo)
+#          pyloudnorm, tqdm, wavinfo, lxml)
 #   .whl-scipy/  the scipy wheel alone (35 MB): with .qt it would pass the 64 MiB one device
 #          call carries, so it travels in a call of its own first and stays there (an ignored
 #          path the next call does not name is kept on the warm machine).
@@ -20,7 +20,7 @@ platforms=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64
 pull() { python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
              --implementation cp "${platforms[@]}" -d "$1" "${@:2}"; }
 rm -rf .whl .whl-scipy
-pull .whl soundfile cffi pycparser soxr platformdirs sounddevice pyloudnorm tqdm wavinfo
+pull .whl soundfile cffi pycparser soxr platformdirs sounddevice pyloudnorm tqdm wavinfo lxml
 pull .whl-scipy scipy
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 pull "$work/wheels" "PySide6-Essentials<6.12" "shiboken6<6.12" pyqtgraph pytest-qt
