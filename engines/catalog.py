@@ -42,6 +42,7 @@ from engines.catalog_tables import (
     DECODERS,
     DEMO_BUILT_NOTE,
     DEMO_DECODER,
+    DEMO_DECODERS,
     DEMO_DIT,
     DEMO_ENCODER,
     DEMO_SUBDIR,
@@ -56,12 +57,14 @@ from engines.catalog_tables import (
     PRECISIONS,
     TEXT_ENCODER_STEMS,
     TEXT_ENCODER_SUBDIR,
+    TIER_NAMES,
     TIERS,
     TOKENIZER_NAME,
     CodecTier,
     DecoderInfo,
     ModelSet,
     aot_codec_remedy,
+    codec_tiers,
     download_command,
 )
 from engines.errors import ModelUnavailableError, StudioError
@@ -74,11 +77,11 @@ __all__ = [
     "PROBE", "Availability", "Catalog", "EngineFiles",
     # what exists (engines.catalog_tables)
     "BACKENDS", "BACKEND_LABELS", "CODEC_FILES", "DECODERS", "DEMO_BUILT_NOTE", "DEMO_DECODER",
-    "DEMO_DIT", "DEMO_ENCODER", "DEMO_SUBDIR", "DEMO_TEXT_ENCODER", "DIT_STEMS",
+    "DEMO_DECODERS", "DEMO_DIT", "DEMO_ENCODER", "DEMO_SUBDIR", "DEMO_TEXT_ENCODER", "DIT_STEMS",
     "JIT_CODEC_FILES", "JIT_PLUGIN_MARKER", "MAX_SECONDS", "MODEL_SETS", "ONNX_DIR",
     "ONNX_TEXT_ENCODER_STEMS", "PRECISIONS", "TEXT_ENCODER_STEMS", "TEXT_ENCODER_SUBDIR", "TIERS",
-    "TOKENIZER_NAME", "CodecTier", "DecoderInfo", "ModelSet", "aot_codec_remedy",
-    "download_command",
+    "TIER_NAMES", "TOKENIZER_NAME", "CodecTier", "DecoderInfo", "ModelSet", "aot_codec_remedy",
+    "codec_tiers", "download_command",
     # name checks (engines.catalog_names)
     "get_model_set", "normalize_backend", "normalize_decoder", "normalize_precision",
     "normalize_tier", "paired_decoder",
@@ -229,7 +232,7 @@ class Catalog:
             raise ModelUnavailableError(
                 f"The demo models could not be written to {demo_dir} "
                 f"({exc.strerror or exc}); check free disk space and write access.") from exc
-        files = demo_files(built_dir)
+        files = demo_files(built_dir, availability.files.decoder_tier)
         missing = [p.name for p in files.all_paths() if not p.is_file()]
         if missing:
             raise ModelUnavailableError(

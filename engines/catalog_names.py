@@ -11,13 +11,13 @@ from collections.abc import Iterable
 from engines.catalog_tables import (
     BACKEND_ALIASES,
     BACKENDS,
-    CODEC_FILES,
     DECODERS,
     MODEL_SETS,
     PRECISION_ALIASES,
     PRECISIONS,
-    TIERS,
+    TIER_NAMES,
     ModelSet,
+    codec_tiers,
 )
 from engines.errors import RequestError
 
@@ -59,15 +59,19 @@ def normalize_backend(name: str) -> str:
 
 
 def normalize_tier(tier: str | None, decoder: str) -> str | None:
+    """Canonical codec tier name, checked against the decoder it must pair with (SAME-L has no
+    fp8_fast or legacy tier; the demo codec has canonical and coarse). None stays None: the
+    catalog's default rule then picks the tier."""
     if tier is None:
         return None
-    key = str(tier).strip().lower()
-    if key not in TIERS:
-        raise RequestError(f"Unknown decoder tier '{tier}'; choose one of: {_choices(TIERS)}.")
-    if decoder in CODEC_FILES and key not in CODEC_FILES[decoder]:
-        have = _choices(CODEC_FILES[decoder])
-        raise RequestError(f"Decoder tier '{key}' does not exist for {decoder}; "
-                           f"choose one of: {have}.")
+    key = str(tier).strip().lower().replace("-", "_")
+    if key not in TIER_NAMES:
+        raise RequestError(f"Unknown codec tier '{tier}'; choose one of: "
+                           f"{_choices(TIER_NAMES)}.")
+    have = codec_tiers(decoder)
+    if key not in have:
+        raise RequestError(f"Codec tier '{key}' does not exist for {decoder}; choose one of: "
+                           f"{_choices(have)}.")
     return key
 
 

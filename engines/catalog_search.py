@@ -4,7 +4,7 @@ cannot be used here. It only looks (stat, and a graph-only ONNX read); it never 
 Layouts searched, in every root (the models root first, then the extra roots):
   TensorRT     <root>/<sm_XX>/<subdir>/<stem>.trt      (tied to GPU arch and TensorRT version)
   ONNX         <root>/onnx/<subdir>/<stem>.onnx        (arch independent, as on Hugging Face)
-  demo         <root>/onnx/demo/{t5gemma,dit_fp32,enc,dec}.onnx + tokenizer.json
+  demo         <root>/onnx/demo/{t5gemma,dit_fp32,enc,dec,dec_coarse}.onnx + tokenizer.json
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from engines.catalog_tables import (
     CODEC_FILES,
     DECODERS,
     DEMO_BUILT_NOTE,
-    DEMO_DECODER,
+    DEMO_DECODERS,
     DEMO_DIT,
     DEMO_ENCODER,
     DEMO_SUBDIR,
@@ -143,14 +143,15 @@ class EngineSearch:
         unsupported = unsupported_reason(self.site.tensorrt_version)
         if unsupported is not None:  # TensorRT 11 and others: the engines cannot be driven
             raise Unavailable(unsupported)
-        wants_fp8 = choice.precision == "fp8" or choice.tier in FP8_TIERS
-        if wants_fp8 and not gpu.has_fp8:
-            what = "fp8 precision" if choice.precision == "fp8" else \
-                f"The {choice.tier} decoder tier"
+        fp8_dit, fp8_codec = choice.precision == "fp8", choice.tier in FP8_TIERS
+        if (fp8_dit or fp8_codec) and not gpu.has_fp8:
+            what = "fp8 precision" if fp8_dit else f"The {choice.tier} decoder tier"
+            fixes = [fix for fix, wanted in (("--precision fp16", fp8_dit),
+                                             ("--codec-tier canonical", fp8_codec)) if wanted]
             raise Unavailable(
                 f"{what} needs FP8 tensor cores (compute capability 8.9 "
                 f"or newer) but this GPU ({gpu.name}, {gpu.sm}) is {gpu.major}.{gpu.minor}; "
-                f"choose --precision fp16.")
+                f"choose {' and '.join(fixes)}.")
         sm = gpu.sm
         bases = [root / sm for root in self.site.roots]
 
@@ -275,9 +276,13 @@ class EngineSearch:
                 "Runtime cannot run; use --backend tensorrt or --decoder same-s.")
         if choice.model.key == "demo":
             return self._demo_files(choice, notes)
-        if choice.precision == "fp8" or choice.tier in FP8_TIERS:
+        if choice.precision == "fp8":
             raise Unavailable("fp8 is a TensorRT speed tier that ONNX Runtime cannot run; "
                               "choose --precision fp16 or fp32, or --backend tensorrt.")
+        if choice.tier in FP8_TIERS:
+            raise Unavailable(f"The {choice.tier} codec tier is a TensorRT engine that ONNX "
+                              f"Runtime cannot run; choose --codec-tier canonical, or "
+                              f"--backend tensorrt.")
         if not self.site.onnxruntime_available:
             raise Unavailable("ONNX Runtime is not installed; install it with "
                               "`pip install onnxruntime`.")
@@ -320,20 +325,21 @@ class EngineSearch:
         if choice.precision != "fp32":
             raise Unavailable(f"The demo has fp32 weights only, not {choice.precision}; "
                               f"choose --precision fp32 or leave it unset.")
-        if choice.tier not in (None, "canonical"):
-            raise Unavailable(f"The demo has no '{choice.tier}' decoder tier; leave the tier "
-                              f"unset.")
+        tier = choice.tier or "canonical"
+        if tier not in DEMO_DECODERS:
+            raise Unavailable(f"The demo has no '{tier}' codec tier; choose "
+                              f"{' or '.join(DEMO_DECODERS)}, or leave the tier unset.")
         if not self.site.onnxruntime_available:
             raise Unavailable("ONNX Runtime is not installed; install it with "
                               "`pip install onnxruntime`.")
         for root in self.site.roots:
-            files = demo_files(root / ONNX_DIR / DEMO_SUBDIR)
+            files = demo_files(root / ONNX_DIR / DEMO_SUBDIR, tier)
             if all(p.is_file() for p in files.all_paths()):
                 self._check_onnx_ops(choice, files)
                 return files
         demo_dir = self.site.models_root / ONNX_DIR / DEMO_SUBDIR
         notes.append(f"The demo models are {DEMO_BUILT_NOTE} in {demo_dir}.")
-        return demo_files(demo_dir)
+        return demo_files(demo_dir, tier)
 
 
 def _jit_codec_reason(names: Sequence[str], folder: Path, decoder: str) -> str:
@@ -345,15 +351,16 @@ def _jit_codec_reason(names: Sequence[str], folder: Path, decoder: str) -> str:
             f"{aot_codec_remedy(decoder)}.")
 
 
-def demo_files(demo_dir: Path) -> EngineFiles:
-    """The demo set's files in demo_dir, whether or not they have been built yet."""
+def demo_files(demo_dir: Path, tier: str = "canonical") -> EngineFiles:
+    """The demo set's files in demo_dir (with the decoder of codec `tier`), whether or not they
+    have been built yet. Both demo tiers share the one demo encoder."""
     return EngineFiles(
         format="onnx",
         text_encoder=demo_dir / DEMO_TEXT_ENCODER,
         tokenizer=demo_dir / TOKENIZER_NAME,
         dit=demo_dir / DEMO_DIT,
-        decoder=demo_dir / DEMO_DECODER,
+        decoder=demo_dir / DEMO_DECODERS[tier],
         encoder=demo_dir / DEMO_ENCODER,
-        decoder_tier="canonical",
+        decoder_tier=tier,
         jit_plugin=False,
     )

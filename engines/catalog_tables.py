@@ -66,6 +66,10 @@ BACKEND_LABELS = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
 
 TIERS: tuple[str, ...] = ("canonical", "fp8", "fp8_fast", "legacy")
 FP8_TIERS = frozenset({"fp8", "fp8_fast"})
+# The demo's second decoder tier (a coarser quantisation of the demo codec, engines.demo.coarse):
+# not an SA3 tier, it exists so tier choice and the by-ear comparison run on every machine.
+DEMO_TIERS: tuple[str, ...] = ("canonical", "coarse")
+TIER_NAMES: tuple[str, ...] = (*TIERS, "coarse")  # every name a request may give
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,16 @@ DEMO_TEXT_ENCODER = demo.TEXT_ENCODER_FILE
 DEMO_DIT = demo.DIT_FILE
 DEMO_ENCODER = demo.ENCODER_FILE
 DEMO_DECODER = demo.DECODER_FILE
+DEMO_DECODERS: dict[str, str] = {"canonical": demo.DECODER_FILE,
+                                 "coarse": demo.DECODER_COARSE_FILE}
 DEMO_BUILT_NOTE = "built on first use"
+
+
+def codec_tiers(decoder: str) -> tuple[str, ...]:
+    """The codec tier names that exist for `decoder` (installed or not), in table order."""
+    if decoder == "demo":
+        return DEMO_TIERS
+    return tuple(CODEC_FILES.get(decoder, {}))
 
 
 def download_command(model: str, backend: str = "tensorrt") -> str:

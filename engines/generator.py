@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from engines.backends.base import Backend, CancelFn, GenerationResult, ProgressFn
-from engines.catalog import Availability, Catalog, get_model_set
-from engines.errors import ModelUnavailableError
+from engines.catalog import Availability, Catalog, EngineFiles, get_model_set, normalize_tier
+from engines.errors import CancelledError, ModelUnavailableError, RequestError
+from engines.failures import path_text
 from engines.request import GenerationRequest, ValidatedRequest, validate_request
 
 log = logging.getLogger(__name__)
@@ -21,8 +23,14 @@ def take_quality(pcm) -> list[str]:
     return quality_flags(float_from_pcm16(pcm))
 
 
+def _core_key(backend: str, files: EngineFiles) -> tuple:
+    """What a loaded backend is: its text encoder and DiT. The codec (decoder and encoder of a
+    tier) is swapped inside a backend (`use_codec`), so a tier change never reloads the DiT."""
+    return (backend, files.format, files.text_encoder, files.tokenizer, files.dit)
+
+
 class Generator:
-    """Owns loaded backends (one per engine file set) so repeated takes skip loading.
+    """Owns loaded backends (one per text encoder + DiT) so repeated takes skip loading.
 
     Not thread-safe by design: the GUI calls it only from its one GPU worker thread.
     """
@@ -40,7 +48,7 @@ class Generator:
 
     def resolve(self, req: ValidatedRequest, backend: str = "auto") -> Availability:
         return self.catalog.require(req.model, req.decoder, req.precision, backend,
-                                    need_encoder=req.mode != "t2a")
+                                    need_encoder=req.mode != "t2a", tier=req.codec_tier)
 
     def generate(self, request: GenerationRequest, progress: ProgressFn | None = None,
                  cancel: CancelFn | None = None) -> GenerationResult:
@@ -52,29 +60,68 @@ class Generator:
         result.quality = take_quality(result.pcm)
         return result
 
+    def decode_with_tier(self, result: GenerationResult, tier: str,
+                         cancel: CancelFn | None = None) -> GenerationResult:
+        """The take `result` decoded again through codec tier `tier`, to compare by ear: the
+        very same final latents (no sampling: seed, prompt and DiT are not involved), on the
+        backend that made the take. Decoding with the take's own tier gives its samples again
+        (bit for bit where the codec is deterministic: SAME-L, the demo; SAME-S dithers inside
+        its engine, so two of its decodes differ at about -60 dB).
+
+        Works for takes of this session, which carry their latents; the library keeps audio,
+        not latents, so a take reopened from it cannot be decoded again (RequestError says so).
+        Raises RequestError for a tier the decoder lacks, ModelUnavailableError when the tier
+        is not installed or cannot run here (the catalog's sentence)."""
+        req = result.request
+        latents = getattr(result, "latents", None)
+        if latents is None or getattr(latents, "size", 0) == 0:
+            raise RequestError("This take has no latents to decode again (only takes made in "
+                               "this session keep them); generate it again to compare tiers.")
+        tier_key = normalize_tier(tier, req.decoder)
+        if cancel is not None and cancel():
+            raise CancelledError()
+        availability = self.catalog.require(req.model, req.decoder, req.precision,
+                                            result.backend, tier=tier_key)
+        backend = self._backend_for(availability)
+        pcm, decode_ms = backend.decode_latents(latents, req, availability.files)
+        source = result.files
+        compared = GenerationResult(
+            pcm=pcm, latents=latents, step_latents=result.step_latents, seed=result.seed,
+            timings_ms={"decode": decode_ms, "total": decode_ms}, backend=result.backend,
+            request=dataclasses.replace(req, codec_tier=tier_key), files=availability.files,
+            warnings=list(availability.notes), sample_rate=result.sample_rate,
+            details={"decode_only": True,
+                     "decoded_from": {"tier": getattr(source, "decoder_tier", None),
+                                      "decoder": path_text(source.decoder) if source else None}})
+        compared.quality = take_quality(pcm)
+        return compared
+
     def _backend_for(self, availability: Availability) -> Backend:
         files = availability.files
         assert files is not None
-        key = (availability.backend, files)
-        if key in self._backends:
-            return self._backends[key]
-        if availability.backend == "onnxruntime":
+        key = _core_key(availability.backend, files)
+        backend = self._backends.get(key)
+        if backend is None:
+            backend = self._new_backend(availability.backend, files)
+            while len(self._backends) >= self._max_loaded:
+                _, old = self._backends.popitem()
+                old.close()
+            self._backends[key] = backend
+        backend.use_codec(files)
+        return backend
+
+    def _new_backend(self, name: str, files: EngineFiles) -> Backend:
+        if name == "onnxruntime":
             from engines.backends.onnxruntime import OnnxRuntimeBackend
 
-            backend: Backend = OnnxRuntimeBackend(files)
-        elif availability.backend == "tensorrt":
+            return OnnxRuntimeBackend(files)
+        if name == "tensorrt":
             from engines.backends.tensorrt.backend import TensorRTBackend
 
             gpu = self.catalog.gpu
-            backend = TensorRTBackend(files, gpu_sm=gpu.sm if gpu else None,
-                                      free_engines_after_use=self.free_engines_after_use)
-        else:
-            raise ModelUnavailableError(f"Unknown backend '{availability.backend}'.")
-        while len(self._backends) >= self._max_loaded:
-            _, old = self._backends.popitem()
-            old.close()
-        self._backends[key] = backend
-        return backend
+            return TensorRTBackend(files, gpu_sm=gpu.sm if gpu else None,
+                                   free_engines_after_use=self.free_engines_after_use)
+        raise ModelUnavailableError(f"Unknown backend '{name}'.")
 
     def close(self) -> None:
         for backend in self._backends.values():

@@ -103,6 +103,17 @@ def paste_original(pcm: np.ndarray, req: ValidatedRequest) -> np.ndarray:
     return pcm16_from_float(original * (1.0 - mask) + generated * mask)
 
 
+def decode_take(stages: EngineStages, latents: np.ndarray, req: ValidatedRequest) -> np.ndarray:
+    """A take's final latents (256, L) to its int16 PCM: decode, trim, and for inpainting the
+    user's audio pasted back. The one decode step both a generation and a decode-only tier
+    comparison run, so the same latents through the same codec give the same samples."""
+    pcm = stages.decode(np.asarray(latents, np.float32)[None], req.limiter_ceiling)
+    pcm = pcm[: req.out_samples]
+    if req.mode == "inpaint":
+        pcm = paste_original(pcm, req)
+    return pcm
+
+
 def run_pipeline(stages: EngineStages, tokenizer: PromptTokenizer, req: ValidatedRequest,
                  progress: ProgressFn | None = None, cancel: CancelFn | None = None,
                  ) -> PipelineOutput:
@@ -172,9 +183,7 @@ def run_pipeline(stages: EngineStages, tokenizer: PromptTokenizer, req: Validate
     _check_cancel(cancel)
     report("decode", 0, 1)
     since = time.perf_counter()
-    pcm = stages.decode(latents[None], req.limiter_ceiling)[: req.out_samples]
-    if req.mode == "inpaint":
-        pcm = paste_original(pcm, req)
+    pcm = decode_take(stages, latents, req)
     clock.lap("decode", since)
     report("decode", 1, 1)
     return PipelineOutput(pcm=np.ascontiguousarray(pcm), latents=latents,

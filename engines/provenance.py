@@ -61,14 +61,33 @@ def build_sidecar(result, out: Path, fmt: str,
             "apg": req.apg, "init_audio": init, "init_noise_level": req.init_noise_level,
             "inpaint_spans": [list(s) for s in req.inpaint_spans],
             "limiter_ceiling": req.limiter_ceiling, "mode": req.mode,
+            "codec_tier": getattr(req, "codec_tier", None),  # as asked; None: default rule
         },
         "seed": result.seed,
         "backend": result.backend,
-        "decoder_tier": files.decoder_tier,
+        "decoder_tier": files.decoder_tier,  # the codec tier whose files made the audio
+        "tiers": tier_entry(req.precision, req.decoder, files.decoder_tier),
         "model_files": [e for e in entries if e is not None],
         "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
         "warnings": result.warnings,
+        **_decoded_from(getattr(result, "details", None) or {}),
     }
+
+
+def _decoded_from(details: dict) -> dict:
+    """A decode-only comparison take names the take's tier it was decoded again from."""
+    return {"decoded_from": details.get("decoded_from")} if details.get("decode_only") else {}
+
+
+def tier_entry(precision: str, decoder: str, tier: str) -> dict:
+    """The DiT precision and codec tier of a take with their speed and quality in words
+    (engines.tiers), so a sidecar explains what was traded without the app at hand."""
+    from engines.tiers import CODEC_INFO, PRECISION_INFO
+
+    dit = PRECISION_INFO.get(precision)
+    codec = CODEC_INFO.get((decoder, tier))
+    return {"precision": precision, "precision_summary": dit.summary if dit else None,
+            "codec_tier": tier, "codec_summary": codec.summary if codec else None}
 
 
 def init_entry(path: Path) -> dict | None:

@@ -79,14 +79,14 @@ extern "C" __global__ void enc(float* latent, const float* audio, int length) {
     }
 }
 extern "C" __global__ void dec(int* pcm, const float* latent, const float* limiter, int length,
-                               const int* state) {
+                               const int* state, float scale) {
     long long frames = (long long)length * 4096;
     int stale = 1000 * (state[0] - length);
     for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < frames * 2;
          i += (long long)gridDim.x * blockDim.x) {
         long long frame = i / 2; int ch = (int)(i % 2);
         int c = (int)((ch * 7 + frame) % 256); int l = (int)(frame / 4096);
-        pcm[i] = (int)rintf(latent[(long long)c * length + l] * 6000.0f * limiter[0]) + stale;
+        pcm[i] = (int)rintf(latent[(long long)c * length + l] * scale * limiter[0]) + stale;
     }
 }
 """
@@ -316,12 +316,16 @@ class EncoderDouble(_Double):
             ptr(ctx.addresses["audio"]), i32(length))
 
 
+DECODE_SCALE = 6000.0  # the canonical double's gain; another codec tier's double uses another
+
+
 class DecoderDouble(_Double):
-    def __init__(self, module, **kw):
-        super().__init__(module, "dec-double", [
+    def __init__(self, module, scale: float = DECODE_SCALE, name: str = "dec-double", **kw):
+        super().__init__(module, name, [
             _spec("latent", True, "float32", (1, C, -1), _dyn(32, 1292, 4096)),
             _spec("limiter_ceiling", True, "float32", ()),
             _spec("pcm", False, "int32", (1, -1, 2))], **kw)
+        self.scale = scale
 
     def output_shape(self, shapes, name):
         return (1, shapes["latent"][2] * HOP, 2)
@@ -333,7 +337,7 @@ class DecoderDouble(_Double):
         a = self.float_inputs(ctx, stream)
         length = ctx.shapes["latent"][2]
         _go(self.module, stream, "dec", 2 * length * HOP, ptr(a["pcm"]), ptr(a["latent"]),
-            ptr(a["limiter_ceiling"]), i32(length), ptr(ctx.state.ptr))
+            ptr(a["limiter_ceiling"]), i32(length), ptr(ctx.state.ptr), f32(self.scale))
 
 
 def load_module(cache_dir=None) -> Module:
@@ -359,6 +363,8 @@ def make_runners(module: Module, *, text=None, dit=None, decoder=None, encoder=N
 
 class CpuTwins:
     """The doubles' functions in numpy, as `engines.pipeline.EngineStages`."""
+
+    decode_scale = DECODE_SCALE
 
     def encode_text(self, input_ids, attention_mask):
         d = np.arange(D, dtype=np.float32)
@@ -393,7 +399,7 @@ class CpuTwins:
         out = np.empty((length * HOP, 2), np.int64)
         for ch in range(2):
             c = (ch * 7 + frames) % C
-            value = latent[0][c, frames // HOP] * np.float32(6000.0) * np.float32(
+            value = latent[0][c, frames // HOP] * np.float32(self.decode_scale) * np.float32(
                 limiter_ceiling)
             out[:, ch] = np.rint(value).astype(np.int64)
         return np.clip(out, -32767, 32767).astype(np.int16)

@@ -58,6 +58,15 @@ def test_csv_rows_carry_their_physical_line_even_after_multiline_cells_and_blank
     assert sound_list.unknown_keys == ("extra",)
 
 
+def test_a_codec_tier_column_is_known_and_reaches_the_request(tmp_path: Path):
+    sound_list = read_list(write(tmp_path / "l.csv", "name,prompt,Codec Tier\na,rain,COARSE\n"))
+    assert sound_list.unknown_keys == ()
+    spec = parse_row("line 2", sound_list.rows[0].values, tmp_path, RowDefaults())
+    assert spec.request(1).codec_tier == "coarse"  # however the list spells it
+    plan = plan_for(tmp_path, "name,prompt,codec_tier\na,rain,coarse\nb,rain,\n")
+    assert [take.spec.codec_tier for take in plan.takes] == ["coarse", None]
+
+
 def test_semicolon_lists_from_spreadsheets_are_read(tmp_path: Path):
     sound_list = read_list(write(tmp_path / "l.csv", "name;prompt;seconds\na;rain;1,5\n"))
     assert sound_list.rows[0].values == {"name": "a", "prompt": "rain", "seconds": "1,5"}
@@ -117,6 +126,9 @@ def test_unusable_lists_are_one_sentence(tmp_path: Path, name: str, data: bytes 
     ({"init_audio": "nowhere.wav"}, "init_audio 'nowhere.wav' was not found"),
     ({"name": " "}, "name is empty"),
     ({"prompt": ""}, "prompt is empty"),
+    ({"codec_tier": "fp8"}, "codec tier 'fp8' does not exist for demo; choose one of: "
+                            "canonical, coarse"),
+    ({"model": "medium", "codec_tier": "fp8_fast"}, "does not exist for same-l"),
 ])
 def test_a_bad_value_is_refused_with_its_line(tmp_path: Path, values: dict, words: str):
     row = {"name": "a", "prompt": "rain", **values}

@@ -29,7 +29,8 @@ TENSORRT_ONNX_OPS = frozenset({
     "Round", "Shape", "Sigmoid", "Sign", "Sin", "Slice", "Softmax", "Split", "Sqrt", "Squeeze",
     "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unsqueeze", "Where",
 })
-GRAPH_FILES = (demo.TEXT_ENCODER_FILE, demo.DIT_FILE, demo.ENCODER_FILE, demo.DECODER_FILE)
+GRAPH_FILES = (demo.TEXT_ENCODER_FILE, demo.DIT_FILE, demo.ENCODER_FILE, demo.DECODER_FILE,
+               demo.DECODER_COARSE_FILE)
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +75,11 @@ def test_files_follow_the_sa3_engine_contract(demo_dir: Path) -> None:
     assert ins == {"audio": (np.float32, [1, 2, "N"])}
     assert outs == {"latent": (np.float32, [1, LATENT_CHANNELS, "L"])}
 
-    ins, outs = _io(demo_dir / demo.DECODER_FILE)
-    assert ins == {"latent": (np.float32, [1, LATENT_CHANNELS, "L"]),
-                   "limiter_ceiling": (np.float32, [])}
-    assert outs == {"pcm": (np.int32, [1, "N", 2])}
+    for decoder in (demo.DECODER_FILE, demo.DECODER_COARSE_FILE):  # both codec tiers
+        ins, outs = _io(demo_dir / decoder)
+        assert ins == {"latent": (np.float32, [1, LATENT_CHANNELS, "L"]),
+                       "limiter_ceiling": (np.float32, [])}
+        assert outs == {"pcm": (np.int32, [1, "N", 2])}
 
 
 @pytest.mark.parametrize("name", GRAPH_FILES)
@@ -123,16 +125,39 @@ def test_decoder_output_is_int32_pcm_of_the_right_length(demo_dir: Path) -> None
     assert np.abs(pcm).max() <= round(0.977 * 32767)  # the limiter holds its ceiling
 
 
+def test_coarse_tier_is_the_demo_decoder_of_coarsely_quantised_latents(demo_dir: Path) -> None:
+    """The second demo codec tier: the same decoder after a float quantisation with 2 mantissa
+    bits (checked against that rule written out by hand, not against the graph's own code)."""
+    rng = np.random.default_rng(5)
+    latent = (2.0 * rng.standard_normal((1, LATENT_CHANNELS, 40))).astype(np.float32)
+    by_hand = np.zeros_like(latent)
+    for index, value in np.ndenumerate(latent):
+        magnitude = abs(float(value))
+        if magnitude >= 1 / 64:  # quieter coefficients are flushed
+            step = 2.0 ** (np.floor(np.log2(magnitude)) - 2)
+            by_hand[index] = np.sign(value) * round(magnitude / step) * step
+    ceiling = {"limiter_ceiling": np.array(0.977, np.float32)}
+    coarse = _session(demo_dir / demo.DECODER_COARSE_FILE).run(None, {"latent": latent,
+                                                                     **ceiling})[0]
+    expected = _session(demo_dir / demo.DECODER_FILE).run(None, {"latent": by_hand,
+                                                                **ceiling})[0]
+    assert np.abs(coarse.astype(int) - expected).max() <= 1  # rounding ties at most
+    plain = _session(demo_dir / demo.DECODER_FILE).run(None, {"latent": latent, **ceiling})[0]
+    assert not np.array_equal(coarse, plain)
+
+
 def test_build_is_deterministic_small_and_labelled(demo_dir: Path, tmp_path: Path) -> None:
     again = demo.ensure_demo_models(tmp_path)
     names = [demo.TEXT_ENCODER_FILE, demo.DIT_FILE, demo.ENCODER_FILE, demo.DECODER_FILE,
-             demo.TOKENIZER_FILE]
+             demo.DECODER_COARSE_FILE, demo.TOKENIZER_FILE]
     for name in names:
         assert (demo_dir / name).read_bytes() == (again / name).read_bytes(), name
     total = sum((demo_dir / name).stat().st_size for name in names)
     assert total < 12_000_000
     assert demo.DEMO_LABEL == "Demo (procedural, not Stable Audio 3)"
-    for name in names[:4]:
+    coarse_doc = onnx.load(str(demo_dir / demo.DECODER_COARSE_FILE)).doc_string
+    assert coarse_doc.startswith("Demo tier (procedural, not Stable Audio 3)")
+    for name in names[:5]:
         assert "not Stable Audio 3" in onnx.load(str(demo_dir / name)).graph.doc_string or \
                "not Stable Audio 3" in onnx.load(str(demo_dir / name)).doc_string
 

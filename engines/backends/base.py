@@ -40,6 +40,12 @@ class GenerationResult:
     quality: list[str] = field(default_factory=list)  # engines.finish.quality flag codes
 
     @property
+    def codec_tier(self) -> str:
+        """The codec tier whose decoder made this audio (files.decoder_tier): the tier actually
+        used, whether asked for or picked by the default rule."""
+        return getattr(self.files, "decoder_tier", "") or ""
+
+    @property
     def seconds(self) -> float:
         return self.pcm.shape[0] / self.sample_rate
 
@@ -50,12 +56,23 @@ class GenerationResult:
 
 
 class Backend(Protocol):
-    """Owns loaded engines for one set of files; reused across generations."""
+    """Owns a loaded text encoder and DiT, and the codecs (decoder + encoder of a codec tier)
+    asked for; reused across generations. `files` is the full set in use now."""
 
     name: str
     files: EngineFiles
 
+    def use_codec(self, files: EngineFiles) -> None:
+        """Generate (and decode) with the codec tier of `files` from now on; loads it once."""
+        ...
+
     def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
                  cancel: CancelFn | None = None) -> GenerationResult: ...
+
+    def decode_latents(self, latents: np.ndarray, request: ValidatedRequest,
+                       files: EngineFiles) -> tuple[np.ndarray, float]:
+        """Final latents (256, L) of a take made from `request`, decoded only (no sampling)
+        through the codec of `files` as the take's own decode ran: (int16 PCM, decode ms)."""
+        ...
 
     def close(self) -> None: ...

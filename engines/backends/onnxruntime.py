@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from engines.audio_io import pcm16_from_float, pcm16_from_int32
 from engines.backends.base import CancelFn, GenerationResult, ProgressFn
 from engines.catalog import EngineFiles
 from engines.errors import BackendError, ModelUnavailableError
-from engines.pipeline import run_pipeline
+from engines.pipeline import decode_take, run_pipeline
 from engines.request import ValidatedRequest
 from engines.tokenizer import PromptTokenizer
 
@@ -77,15 +78,34 @@ class _Session:
                                f"({str(exc)[:160]}); see the log for details.") from exc
 
 
+class _Codec:
+    """The decoder (and, loaded on first use, the encoder) of one codec tier."""
+
+    def __init__(self, files: EngineFiles, options) -> None:
+        self.files = files
+        self.decoder = _Session(files.decoder, options, "decoder")
+        self.encoder: _Session | None = None
+        flavours = [name for name in DECODER_OUTPUTS if name in self.decoder.outputs]
+        if not flavours:
+            raise ModelUnavailableError(
+                f"The decoder '{files.decoder.name}' has none of the outputs "
+                f"{', '.join(DECODER_OUTPUTS)}; it is not an SA3 decoder.")
+        self.decoder_output = flavours[0]
+
+
 class OnnxRuntimeBackend:
-    """Loads the engines once and generates any number of takes with them."""
+    """Loads the engines once and generates any number of takes with them.
+
+    The text encoder and DiT belong to the backend; codecs (one per codec tier) are loaded as
+    `use_codec` asks for them and kept, so switching tiers back and forth, or decoding a take's
+    latents through another tier (`decode_latents`), never reloads the DiT.
+    """
 
     name = "onnxruntime"
 
     def __init__(self, files: EngineFiles, threads: int | None = None) -> None:
         import onnxruntime as ort
 
-        self.files = files
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 8)
@@ -94,14 +114,22 @@ class OnnxRuntimeBackend:
         self.tokenizer = PromptTokenizer(files.tokenizer)
         self._text = _Session(files.text_encoder, options, "text encoder")
         self._dit = _Session(files.dit, options, "DiT")
-        self._decoder = _Session(files.decoder, options, "decoder")
-        self._encoder: _Session | None = None
-        flavours = [name for name in DECODER_OUTPUTS if name in self._decoder.outputs]
-        if not flavours:
-            raise ModelUnavailableError(
-                f"The decoder '{files.decoder.name}' has none of the outputs "
-                f"{', '.join(DECODER_OUTPUTS)}; it is not an SA3 decoder.")
-        self.decoder_output = flavours[0]
+        self._codecs: dict[tuple[Path, Path | None], _Codec] = {}
+        self.use_codec(files)
+
+    def use_codec(self, files: EngineFiles) -> None:
+        """Decode (and encode) with the codec tier of `files` from now on."""
+        key = (files.decoder, files.encoder)
+        codec = self._codecs.get(key)
+        if codec is None:
+            codec = _Codec(files, self._options)
+            self._codecs[key] = codec
+        self._codec = codec
+        self.files = files
+
+    @property
+    def decoder_output(self) -> str:
+        return self._codec.decoder_output
 
     # EngineStages -------------------------------------------------------------------------
     def encode_text(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -114,16 +142,17 @@ class OnnxRuntimeBackend:
         return np.asarray(self._dit.run(feeds, ["velocity"])[0], dtype=np.float32)
 
     def encode_audio(self, audio: np.ndarray) -> np.ndarray:
-        if self._encoder is None:
-            if self.files.encoder is None:
+        codec = self._codec
+        if codec.encoder is None:
+            if codec.files.encoder is None:
                 raise ModelUnavailableError("This decoder set has no encoder, so audio-to-audio "
                                             "and inpainting are unavailable; install its encoder.")
-            self._encoder = _Session(self.files.encoder, self._options, "encoder")
-        return np.asarray(self._encoder.run({"audio": audio}, ["latent"])[0], dtype=np.float32)
+            codec.encoder = _Session(codec.files.encoder, self._options, "encoder")
+        return np.asarray(codec.encoder.run({"audio": audio}, ["latent"])[0], dtype=np.float32)
 
     def decode(self, latent: np.ndarray, limiter_ceiling: float) -> np.ndarray:
         feeds = {"latent": latent, "limiter_ceiling": np.array(limiter_ceiling, np.float32)}
-        out = self._decoder.run(feeds, [self.decoder_output])[0]
+        out = self._codec.decoder.run(feeds, [self.decoder_output])[0]
         if self.decoder_output == "audio":  # legacy float (1, 2, N) in [-1, 1]
             audio = np.asarray(out[0], dtype=np.float32).T
             if not np.all(np.isfinite(audio)):
@@ -140,5 +169,15 @@ class OnnxRuntimeBackend:
                                 seed=request.seed, timings_ms=out.timings_ms, backend=self.name,
                                 request=request, files=self.files, warnings=out.warnings)
 
+    def decode_latents(self, latents: np.ndarray, request: ValidatedRequest,
+                       files: EngineFiles) -> tuple[np.ndarray, float]:
+        """A take's final latents (256, L) decoded through the codec tier of `files`, exactly
+        as the take's own decode step ran: (int16 PCM, decode ms)."""
+        self.use_codec(files)
+        started = time.perf_counter()
+        pcm = decode_take(self, latents, request)
+        return pcm, (time.perf_counter() - started) * 1e3
+
     def close(self) -> None:
-        self._text = self._dit = self._decoder = self._encoder = None  # type: ignore[assignment]
+        self._text = self._dit = None  # type: ignore[assignment]
+        self._codecs.clear()

@@ -42,12 +42,12 @@ def uses_tensorrt(catalog: Any, specs: list[Any]) -> bool:
     """Whether any of these rows would run on TensorRT."""
     seen = set()
     for spec in specs:
-        key = (spec.model, spec.decoder, spec.precision, spec.backend)
+        key = (spec.model, spec.decoder, spec.precision, spec.backend, spec.codec_tier)
         if key in seen:
             continue
         seen.add(key)
         try:
-            if catalog.resolve(*key).backend == "tensorrt":
+            if catalog.resolve(*key[:4], tier=spec.codec_tier).backend == "tensorrt":
                 return True
         except StudioError:
             continue  # the take reports it when it runs
@@ -66,11 +66,12 @@ def unavailable(catalog: Any, specs: list[Any]) -> dict[tuple, str]:
         checked.add(key)
         try:
             catalog.require(spec.model, spec.decoder, spec.precision, spec.backend,
-                            need_encoder=spec.init_audio is not None)
+                            need_encoder=spec.init_audio is not None, tier=spec.codec_tier)
         except StudioError as exc:
             reasons[key] = str(exc)
     return reasons
 
 
 def engine_key(spec: Any) -> tuple:
-    return (spec.model, spec.decoder, spec.precision, spec.backend, spec.init_audio is not None)
+    return (spec.model, spec.decoder, spec.precision, spec.backend, spec.init_audio is not None,
+            spec.codec_tier)

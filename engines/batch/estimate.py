@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engines.batch.plan import DONE, Take
-from engines.request import DEFAULT_SECONDS
+from engines.request import default_seconds
 
 # model -> (ms per take, ms per sampler step, ms per second of audio), rough.
 MODEL_COST_MS = {"demo": (60.0, 8.0, 10.0)}
@@ -29,7 +29,8 @@ class Estimate:
 
 
 def take_seconds(take: Take) -> float:
-    """The audio length a take will have (the init file's, when the row gives none)."""
+    """The audio length a take will have (the init file's, else its model's default length,
+    when the row gives none)."""
     spec = take.spec
     if spec.seconds is not None:
         return spec.seconds
@@ -39,7 +40,7 @@ def take_seconds(take: Take) -> float:
 
         info = audio_info(spec.init_audio)
         return min(info.frames / info.samplerate, get_model_set(spec.model).max_seconds)
-    return DEFAULT_SECONDS
+    return default_seconds(spec.model)
 
 
 def estimate(takes: list[Take], earlier: list[dict[str, Any]], jobs: int) -> Estimate:

@@ -6,6 +6,7 @@ init file found next to the list, and the whole request run through the same val
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ class RowDefaults:
 
     model: str = "demo"
     precision: str | None = None
+    codec_tier: str | None = None
     seconds: float | None = None
     steps: int = 8
     backend: str = "auto"
@@ -60,6 +62,7 @@ class RowSpec:
     preset: str | None
     category: str
     backend: str
+    codec_tier: str | None = None  # None: the default rule (engines.tiers.DEFAULT_RULE)
 
     def request(self, seed: int) -> GenerationRequest:
         return GenerationRequest(
@@ -67,7 +70,7 @@ class RowSpec:
             decoder=self.decoder, precision=self.precision, seconds=self.seconds,
             steps=self.steps, seed=seed, cfg=self.cfg, apg=self.apg, init_audio=self.init_audio,
             init_noise_level=self.init_noise_level, inpaint_spans=list(self.inpaint),
-            backend=self.backend)
+            backend=self.backend, codec_tier=self.codec_tier)
 
 
 def parse_row(where: str, values: dict[str, Any], folder: Path,
@@ -115,7 +118,8 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
         loop=_flag(get("loop"), "loop"),
         preset=_text(get("preset"), "preset") or None,
         category=_text(get("category"), "category"),
-        backend=defaults.backend)
+        backend=defaults.backend,
+        codec_tier=_text(get("codec_tier"), "codec_tier") or defaults.codec_tier)
 
 
 def _checked(spec: RowSpec) -> RowSpec:
@@ -128,9 +132,11 @@ def _checked(spec: RowSpec) -> RowSpec:
         raise RequestError(f"seed {spec.seed} with {spec.variations} variation(s) needs seeds "
                            f"up to {spec.seed + spec.variations - 1}; choose a seed from 0 to "
                            f"{top}.")
-    validate_request(spec.request(0 if spec.seed is None else spec.seed),
-                     get_model_set(spec.model).max_seconds)
-    return spec
+    checked = validate_request(spec.request(0 if spec.seed is None else spec.seed),
+                               get_model_set(spec.model).max_seconds)
+    # The tier as the request names it ("FP8-Fast" is fp8_fast), so the parameters hash of a
+    # take does not change with how the list spells it.
+    return dataclasses.replace(spec, codec_tier=checked.codec_tier)
 
 
 def _or(value: float | None, default: float) -> float:

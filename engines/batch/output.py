@@ -79,5 +79,6 @@ def _note(result: Any, record: Any, finished: Any) -> str:
 
     return build_comment({"prompt": result.request.prompt, "seed": result.seed,
                           "model": result.request.model,
+                          "decoder_tier": getattr(result, "codec_tier", None) or None,
                           "library_id": record.id if record is not None else None,
                           "finish": finished.note()})

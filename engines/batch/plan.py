@@ -193,6 +193,8 @@ def params_hash(spec: RowSpec, variation: int, finishing: Any, fmt: str) -> str:
         "init_noise_level": spec.init_noise_level, "inpaint": [list(s) for s in spec.inpaint],
         "finishing": finishing.to_dict() if finishing is not None else None, "format": fmt,
     }
+    if spec.codec_tier is not None:  # only then: the takes of earlier manifests keep their hash
+        payload["codec_tier"] = spec.codec_tier
     text = json.dumps(payload, sort_keys=True, ensure_ascii=True, allow_nan=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 

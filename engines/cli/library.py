@@ -2,10 +2,10 @@
 
 `list` filters by quality flags (--flagged, --clean, --quality CODE) and shows them in its FLAGS
 column, and each take's MODE (t2a, a2a, inpaint, imported) and PARENT (the take it was made
-from); `show` tells a take's finishing chain and its flags in words; with --json both print
-the shape documented in engines.store.take_json (list: an array). `export` (in
-library_export_cli) writes takes raw or finished; rate, tag, favourite, delete, restore and
-purge (in library_edit_cli) change them.
+from); --tier keeps the takes of one codec tier; `show` tells a take's finishing chain and
+its flags in words; with --json both print the shape documented in engines.store.take_json
+(list: an array). `export` (in library_export_cli) writes takes raw or finished; rate, tag,
+favourite, delete, restore and purge (in library_edit_cli) change them.
 
 Exit codes as for `generate`: 0 done; 1 a file could not be written; 2 bad input (an unknown id,
 a missing folder), with one line on stderr.
@@ -90,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--deleted", action="store_true", help="include deleted takes")
     listing.add_argument("--finished", action="store_true",
                          help="only takes with a stored finishing chain")
+    listing.add_argument("--tier", metavar="TIER",
+                         help="only takes decoded with this codec tier (canonical, fp8, "
+                              "fp8_fast, legacy, coarse)")
     listing.add_argument("--json", action="store_true",
                          help="a JSON array of the takes, every field (no table)")
     quality = listing.add_mutually_exclusive_group()
@@ -160,7 +163,8 @@ def run_list(library, args: argparse.Namespace) -> int:
     args.limit = min(args.limit, MAX_LISTED)
     filters = {"model": args.model, "favourite": True if args.favourites else None,
                "min_rating": args.min_rating, "include_deleted": args.deleted,
-               "quality": args.quality, "finished": True if args.finished else None}
+               "quality": args.quality, "finished": True if args.finished else None,
+               "tier": args.tier}
     args.search = argument_text(args.search, "--search")
     library.check_quality()  # takes kept before flags were (once; opening does it in parts)
     records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
@@ -199,7 +203,8 @@ def _show_lines(library, record) -> list[str]:
         lines += [
             f"  prompt       {record.prompt}",
             f"  negative     {record.negative_prompt or '-'}",
-            f"  model        {record.model}, decoder {record.decoder}, {record.precision}",
+            f"  model        {record.model}, decoder {record.decoder}, {record.precision}, "
+            f"codec tier {record.decoder_tier or '-'}",
             f"  mode         {record.mode}",
             f"  seed         {record.seed}" + (" (random)" if record.seed_was_random else ""),
             f"  steps        {record.steps}, cfg {record.cfg:g}, apg {record.apg:g}",

@@ -77,6 +77,8 @@ def cmd_list(args) -> int:
         machine_report,
         tensorrt_fit_lines,
     )
+    from engines.tier_choice import pick_lines
+    from engines.tiers import DEFAULT_RULE, tier_table_lines
 
     catalog = default_catalog(_models_dir(args))
     report = machine_report(catalog.gpu, tensorrt=catalog.tensorrt_version)
@@ -96,6 +98,11 @@ def cmd_list(args) -> int:
         for where, state in entry.runnable.items():
             verdict = "ready" if state == "ready" else f"not ready - {state}"
             print(f"  {_run_label(where)}: {verdict}")
+        for line in pick_lines(catalog, entry.model):
+            print(printable(f"  {line}"))
+    print(f"\nSpeed and quality (published figures); the default rule: {DEFAULT_RULE}.")
+    for line in tier_table_lines():
+        print(f"  {line}")
     return EXIT_OK
 
 

@@ -18,12 +18,14 @@ from engines.paths import resources_dir
 log = logging.getLogger(__name__)
 
 DEMO_LABEL = "Demo (procedural, not Stable Audio 3)"
-BUILDER_VERSION = 3  # 3: the codec DFT is factored into MatMuls (TensorRT has no DFT)
+# 3: the codec DFT is factored into MatMuls (TensorRT has no DFT); 4: the coarse codec tier
+BUILDER_VERSION = 4
 STAMP_NAME = "demo_version.json"
 TEXT_ENCODER_FILE = "t5gemma.onnx"
 DIT_FILE = "dit_fp32.onnx"
 ENCODER_FILE = "enc.onnx"
 DECODER_FILE = "dec.onnx"
+DECODER_COARSE_FILE = "dec_coarse.onnx"  # the demo's second codec tier (engines.demo.coarse)
 TOKENIZER_FILE = "tokenizer.json"
 
 
@@ -55,7 +57,8 @@ def is_current(models_root: Path) -> bool:
         stamp = json.loads((folder / STAMP_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    files = (TEXT_ENCODER_FILE, DIT_FILE, ENCODER_FILE, DECODER_FILE, TOKENIZER_FILE)
+    files = (TEXT_ENCODER_FILE, DIT_FILE, ENCODER_FILE, DECODER_FILE, DECODER_COARSE_FILE,
+             TOKENIZER_FILE)
     return stamp == _stamp() and all((folder / name).is_file() for name in files)
 
 
@@ -79,6 +82,7 @@ def ensure_demo_models(models_root: Path) -> Path:
         DIT_FILE: graphs.dit_model(),
         ENCODER_FILE: graphs.encoder_model(),
         DECODER_FILE: graphs.decoder_model(),
+        DECODER_COARSE_FILE: graphs.decoder_model(coarse=True),
     }
     for name, model in models.items():
         _write_atomic(folder / name, model.SerializeToString(deterministic=True))

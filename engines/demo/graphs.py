@@ -32,6 +32,7 @@ from engines.constants import (
     TEXT_HIDDEN,
     TEXT_TOKENS,
 )
+from engines.demo import coarse as coarse_tier
 from engines.demo import layout as lay
 
 OPSET = 17
@@ -424,10 +425,13 @@ def encoder_model() -> onnx.ModelProto:
     )
 
 
-def decoder_model() -> onnx.ModelProto:
-    g = GraphBuilder("demo_decoder")
+def decoder_model(coarse: bool = False) -> onnx.ModelProto:
+    """The demo decoder; `coarse` builds the demo's coarse codec tier (see coarse.py)."""
+    g = GraphBuilder("demo_decoder_coarse" if coarse else "demo_decoder")
     n, k, n0, win = _mdct_grid()
     z = g.op("Transpose", g.op("Squeeze", "latent", g.ints(0)), perm=[1, 0])  # (L, 256)
+    if coarse:
+        z = coarse_tier.quantize(g, z)
     length = g.op("Gather", g.op("Shape", z), g.const(0, np.int64))
 
     def pair(lo: int) -> str:
@@ -466,5 +470,6 @@ def decoder_model() -> onnx.ModelProto:
     return g.model(
         [_f32("latent", [1, LATENT_CHANNELS, "L"]), _f32("limiter_ceiling", [])],
         [helper.make_tensor_value_info("pcm", TensorProto.INT32, [1, "N", 2])],
+        coarse_tier.DESCRIPTION if coarse else
         "Demo decoder (procedural, not Stable Audio 3): band vocoder, inverse MDCT, limiter.",
     )

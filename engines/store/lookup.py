@@ -41,19 +41,20 @@ class TakeLookup(LibraryConnection):
                favourite: bool | None = None, min_rating: int = 0, since: Any = None,
                until: Any = None, sort: str = "created", descending: bool = True,
                limit: int | None = 200, offset: int = 0, include_deleted: bool = False,
-               quality: str | None = None, finished: bool | None = None) -> list[TakeRecord]:
+               quality: str | None = None, finished: bool | None = None,
+               tier: str | None = None) -> list[TakeRecord]:
         """Takes whose prompt, name, tags, notes or init file name contain every word of `text`
         (any case), filtered and sorted. `since` is inclusive; `until` too, and a bare date as
         `until` includes that whole day (times without a zone are UTC). `quality`: "flagged"
         (any quality flag), "clean" (none) or one flag code; `finished`: with or without a
-        stored finishing chain."""
+        stored finishing chain; `tier`: only takes decoded with that codec tier."""
         if sort not in SORT_KEYS:
             raise LibraryError(f"Cannot sort the library by '{sort}'; choose one of "
                                f"{', '.join(SORT_KEYS)}.")
         where, params = where_clause(text, use_fts=self._use_fts, model=model,
                                      favourite=favourite, min_rating=min_rating, since=since,
                                      until=until, include_deleted=include_deleted,
-                                     quality=quality, finished=finished)
+                                     quality=quality, finished=finished, tier=tier)
         direction = "DESC" if descending else "ASC"
         sql = (f"SELECT * FROM takes t{where} ORDER BY {SORT_KEYS[sort]} {direction}, "
                f"t.id {direction}")
@@ -65,18 +66,25 @@ class TakeLookup(LibraryConnection):
     def count(self, text: str = "", *, model: str | None = None, favourite: bool | None = None,
               min_rating: int = 0, since: Any = None, until: Any = None,
               include_deleted: bool = False, quality: str | None = None,
-              finished: bool | None = None, **_ignored: Any) -> int:
+              finished: bool | None = None, tier: str | None = None,
+              **_ignored: Any) -> int:
         """How many takes `search` would find without a limit (sort arguments are ignored)."""
         where, params = where_clause(text, use_fts=self._use_fts, model=model,
                                      favourite=favourite, min_rating=min_rating, since=since,
                                      until=until, include_deleted=include_deleted,
-                                     quality=quality, finished=finished)
+                                     quality=quality, finished=finished, tier=tier)
         row = self._row(f"SELECT count(*) FROM takes t{where}", params)
         return row[0] if row is not None else 0
 
     def models(self) -> list[str]:
         """The model keys of the takes kept, for a filter list."""
         rows = self._rows("SELECT DISTINCT model FROM takes WHERE deleted = 0 ORDER BY model")
+        return [row[0] for row in rows]
+
+    def tiers(self) -> list[str]:
+        """The codec tiers of the takes kept (imported audio has none), for a filter list."""
+        rows = self._rows("SELECT DISTINCT decoder_tier FROM takes WHERE deleted = 0 AND "
+                          "decoder_tier != '' ORDER BY decoder_tier")
         return [row[0] for row in rows]
 
     def lineage(self, take_id: int) -> list[TakeRecord]:

@@ -87,16 +87,28 @@ def quality_clause(quality: str) -> tuple[str, list]:
                        f"{', '.join(QUALITY_CHOICES)} or a flag: {', '.join(FLAG_CODES)}.")
 
 
+def tier_filter(tier: str) -> str:
+    """A codec tier name for the filter ("FP8-fast" means fp8_fast), or LibraryError."""
+    from engines.catalog import TIER_NAMES
+
+    key = str(tier).strip().lower().replace("-", "_")
+    if key not in TIER_NAMES:
+        raise LibraryError(f"'{printable(str(tier))[:40]}' is not a codec tier; choose one of "
+                           f"{', '.join(TIER_NAMES)}.")
+    return key
+
+
 def where_clause(text: str, *, use_fts: bool, model: str | None = None,
                  favourite: bool | None = None, min_rating: int = 0, since: Any = None,
                  until: Any = None, include_deleted: bool = False, quality: str | None = None,
-                 finished: bool | None = None) -> tuple[str, list]:
+                 finished: bool | None = None, tier: str | None = None) -> tuple[str, list]:
     """The WHERE clause (with its parameters) over `takes t` for a library search.
 
     Every word of `text` must occur in the take's search text (prompt, name, tags, notes, init
     file name), in any case. Words of three or more letters go through the FTS5 trigram index
     when there is one; shorter words, or every word without FTS5, through LIKE. `quality`: see
-    `quality_clause`; `finished`: takes with (True) or without (False) a finishing chain.
+    `quality_clause`; `finished`: takes with (True) or without (False) a finishing chain;
+    `tier`: takes decoded with that codec tier (canonical, fp8, fp8_fast, legacy, coarse).
     """
     clauses: list[str] = []
     params: list[Any] = []
@@ -117,6 +129,9 @@ def where_clause(text: str, *, use_fts: bool, model: str | None = None,
         params += values
     if finished is not None:
         clauses.append("t.finishing IS NOT NULL" if finished else "t.finishing IS NULL")
+    if tier:
+        clauses.append("t.decoder_tier = ?")
+        params.append(tier_filter(tier))
     for bound, end in ((since, False), (until, True)):
         parsed = time_bound(bound, end=end)
         if parsed is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from engines.constants import CHANNELS
 from engines.errors import StudioError
+from engines.provenance import tier_entry
 from engines.store.text import storable
 from engines.store.wavmeta import APP_NAME
 
@@ -115,7 +116,21 @@ class TakeRecord:
             init_audio=init_audio, init_noise_level=self.init_noise_level,
             inpaint_spans=[tuple(span) for span in self.inpaint_spans],
             limiter_ceiling=self.limiter_ceiling, backend=self.requested_backend or "auto",
+            codec_tier=self._codec_tier(),
         )
+
+    def _codec_tier(self) -> str | None:
+        """The codec tier the take was decoded with, so a regeneration sounds the same; None
+        (the default rule) for takes from before tiers were kept, or with a tier that does not
+        pair with the decoder."""
+        from engines.catalog import codec_tiers, paired_decoder
+        from engines.errors import RequestError
+
+        try:
+            decoder = paired_decoder(self.model, self.decoder or None)
+        except RequestError:
+            return None
+        return self.decoder_tier if self.decoder_tier in codec_tiers(decoder) else None
 
     def sidecar(self, out: Path | None = None) -> dict:
         """Provenance in the shape of engines.provenance's sidecar, plus the library's fields.
@@ -148,6 +163,8 @@ class TakeRecord:
             "seed": self.seed,
             "backend": self.backend,
             "decoder_tier": self.decoder_tier,
+            **({"tiers": tier_entry(self.precision, self.decoder, self.decoder_tier)}
+               if self.decoder_tier else {}),
             "model_files": self.engine_files,
             "timings_ms": self.timings_ms,
             "warnings": self.warnings,

@@ -130,6 +130,7 @@ def row_from_file(path: Path, *, deleted: bool, now: str) -> dict | None:
             "prompt": prompt, "negative_prompt": str(note.get("negative_prompt", "")),
             "model": str(note.get("model", "")), "decoder": str(note.get("decoder", "")),
             "precision": str(note.get("precision", "")),
+            "decoder_tier": str(note.get("decoder_tier") or ""),
             "seconds": float(note.get("seconds", frames / max(rate, 1))),
             "steps": int(note.get("steps", 0)), "seed": int(note.get("seed", 0)),
             "cfg": float(note.get("cfg", 1.0)), "apg": float(note.get("apg", 1.0)),

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 # The row's settings the embedded note repeats (besides library_id, and inpaint_spans if any).
 _NOTE_KEYS = ("created", "prompt", "negative_prompt", "seed", "model", "decoder", "precision",
-              "steps", "cfg", "apg", "seconds", "mode", "init_noise_level", "limiter_ceiling",
-              "backend", "parent_id")
+              "decoder_tier", "steps", "cfg", "apg", "seconds", "mode", "init_noise_level",
+              "limiter_ceiling", "backend", "parent_id")
 
 
 def result_pcm16(result: GenerationResult) -> np.ndarray:
@@ -111,12 +111,16 @@ def note_for_row(row: dict, take_id: int) -> dict:
     return note
 
 
-def note_for_regenerated(take_id: int, record: TakeRecord, backend: str) -> dict:
-    """The note embedded in the new audio file of a regenerated take (same row, new file)."""
+def note_for_regenerated(take_id: int, record: TakeRecord, backend: str,
+                         decoder_tier: str | None = None) -> dict:
+    """The note embedded in the new audio file of a regenerated take (same row, new file);
+    `decoder_tier`: the codec tier the regeneration used (default: the record's)."""
     return {"library_id": take_id, "created": record.created, "prompt": record.prompt,
             "negative_prompt": record.negative_prompt, "seed": record.seed,
             "model": record.model, "decoder": record.decoder,
-            "precision": record.precision, "steps": record.steps, "cfg": record.cfg,
+            "precision": record.precision,
+            "decoder_tier": (decoder_tier or record.decoder_tier) or None,
+            "steps": record.steps, "cfg": record.cfg,
             "apg": record.apg, "seconds": record.seconds, "mode": record.mode,
             "init_noise_level": record.init_noise_level,
             "limiter_ceiling": record.limiter_ceiling, "backend": backend,

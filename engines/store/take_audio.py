@@ -117,7 +117,8 @@ class TakeAudio(TakeLookup):
         old_path = record.audio_path
         folder = self.trash_dir if record.deleted else self.audio_dir
         file_name = audio_file_name(take_id, record.name or record.prompt)
-        note = note_for_regenerated(record.id, record, result.backend)
+        tier = getattr(result.files, "decoder_tier", "") or record.decoder_tier
+        note = note_for_regenerated(record.id, record, result.backend, tier)
         timings = json.dumps({k: round(float(v), 3) for k, v in result.timings_ms.items()})
         warnings = json.dumps([str(w) for w in result.warnings])
         quality = json.dumps(flag_codes(getattr(result, "quality", None)))
@@ -126,16 +127,16 @@ class TakeAudio(TakeLookup):
                         wavmeta.title_for(record.name, record.prompt), undo)
             self._conn.execute(
                 "UPDATE takes SET audio_file = ?, samples = ?, sample_rate = ?, backend = ?, "
-                "timings_ms = ?, engine_files = ?, content_sha256 = ?, warnings = ?, "
-                "quality = ? WHERE id = ?",
-                (file_name, int(pcm.shape[0]), int(result.sample_rate), result.backend,
+                "decoder_tier = ?, timings_ms = ?, engine_files = ?, content_sha256 = ?, "
+                "warnings = ?, quality = ? WHERE id = ?",
+                (file_name, int(pcm.shape[0]), int(result.sample_rate), result.backend, tier,
                  timings, json.dumps(engine_files), content_sha256(pcm), warnings, quality,
                  record.id))
             self._conn.executemany(
                 "INSERT OR REPLACE INTO file_hashes (path, size, mtime_ns, sha256) "
                 "VALUES (?, ?, ?, ?)", fresh_hashes)
             self._journal.append(record.id, record.created, {
-                "backend": result.backend, "timings_ms": timings,
+                "backend": result.backend, "decoder_tier": tier, "timings_ms": timings,
                 "engine_files": json.dumps(engine_files), "warnings": warnings,
                 "quality": quality})
         if old_path.parent == folder and old_path.name != file_name:

@@ -34,7 +34,8 @@ _MIN_PROMPT_CHARS = 40
 
 # Keys in the order they are written; the first three identify the file.
 _FIELDS = ("app", "library_id", "parent_id", "created", "prompt", "negative_prompt", "seed",
-           "model", "decoder", "precision", "steps", "cfg", "apg", "seconds", "mode",
+           "model", "decoder", "precision", "decoder_tier", "steps", "cfg", "apg", "seconds",
+           "mode",
            "init_noise_level", "inpaint_spans", "limiter_ceiling", "backend", "finish")
 
 

@@ -14,6 +14,14 @@ import numpy as np
 
 from engines import sampling
 from engines.backends.base import CancelFn, GenerationResult, ProgressFn
+from engines.backends.tensorrt.codecs import (
+    DEFAULT_CODECS,
+    CodecCache,
+    LoadCodec,
+    LoadedCodec,
+    codec_key,
+    load_trt_codec,
+)
 from engines.backends.tensorrt.graph_cache import DEFAULT_CAPACITY, GraphCache, run_generation
 from engines.backends.tensorrt.kernels import SamplerKernels
 from engines.backends.tensorrt.pipeline import GenerationPipeline
@@ -73,16 +81,24 @@ def resident_vram_bytes() -> int | None:
 
 
 class TensorRTBackend:
+    """One text encoder + DiT on the GPU, with the codec tiers asked for (see codecs.py): a tier
+    change loads that tier's decoder beside the others and keys new graphs by it; the graphs
+    already captured with another tier stay cached, and decode-only comparisons
+    (`decode_latents`) run no graph at all."""
+
     name = "tensorrt"
 
     def __init__(self, files: EngineFiles, *, cache_size: int = DEFAULT_CAPACITY,
                  free_engines_after_use: bool = False, gpu_sm: str | None = None,
                  load_runners: Callable[[EngineFiles, str | None], Runners] = load_trt_runners,
+                 load_codec: LoadCodec = load_trt_codec, codec_capacity: int = DEFAULT_CODECS,
                  kernel_cache_dir=None) -> None:
         self.files = files
         self.free_engines_after_use = free_engines_after_use
         self._gpu_sm = gpu_sm
         self._load_runners = load_runners
+        self._load_codec = load_codec
+        self._codec_capacity = codec_capacity
         self._cache_size = cache_size
         self.tokenizer = PromptTokenizer(files.tokenizer)
         if kernel_cache_dir is None:
@@ -115,14 +131,53 @@ class TensorRTBackend:
         # so they all share one scratch allocation sized for the largest engine.
         self.scratch = DeviceBuffer(need) if need else None
         self.cache = GraphCache(self._cache_size)
+        self.codecs = CodecCache(self._codec_capacity)
+        self.codecs.adopt(codec_key(self.files),
+                          LoadedCodec(self.runners.decoder, self.runners.encoder))
         self._ready = True
+
+    def use_codec(self, files: EngineFiles) -> None:
+        """Generate and decode with the codec tier of `files` from now on (its text encoder and
+        DiT must be this backend's). Loads the tier's engines once; nothing is recaptured."""
+        if not self._ready:
+            self.files = files  # _activate loads this codec with the rest
+            return
+        key = codec_key(files)
+        codec = self.codecs.get(key)
+        if codec is None:
+            codec = self._load_codec(files, self._gpu_sm)
+            self.codecs.adopt(key, codec)
+            for old_key, old in self.codecs.over_capacity():
+                log.info("unloading codec %s", old_key)
+                self.cache.drop(lambda k, gone=old_key: k.codec == gone)
+                old.close()  # after the graphs (and their contexts) that used it
+            self._fit_scratch(codec.scratch_bytes)
+        self.runners = Runners(text=self.runners.text, dit=self.runners.dit,
+                               decoder=codec.decoder, encoder=codec.encoder)
+        self.files = files  # only now: a codec that failed to load leaves the old one in use
+
+    def _fit_scratch(self, need: int) -> None:
+        """Grow the shared scratch for a codec that needs more than any engine before it. Every
+        cached graph is bound to the old address, so they all go (and are captured again on
+        next use); codecs of one decoder need about the same, so this is rare."""
+        have = self.scratch.capacity if self.scratch is not None else 0
+        if need <= have:
+            return
+        log.info("growing the shared scratch from %d to %d bytes", have, need)
+        self.cache.clear()
+        for codec in self.codecs.all():
+            codec.close_decode_context()  # bound to the old scratch too
+        if self.scratch is not None:
+            self.scratch.free()
+        self.scratch = DeviceBuffer(need)
 
     def close(self) -> None:
         if not self._ready:
             return
         self.cache.clear()
-        for runner in self.runners.all():
-            runner.close()
+        self.runners.text.close()
+        self.runners.dit.close()
+        self.codecs.close_all()  # every loaded tier's decoder and encoder
         if self.scratch is not None:
             self.scratch.free()
         self.kernels.free()
@@ -158,10 +213,10 @@ class TensorRTBackend:
             keep=req.keep_mask() if req.mode == "inpaint" else None,
             init_audio=req.init_audio if req.mode != "t2a" else None)
 
-    @staticmethod
-    def key_for(req: ValidatedRequest) -> GraphKey:
+    def key_for(self, req: ValidatedRequest) -> GraphKey:
         return GraphKey(latent_len=req.latent_len, steps=req.steps, mode=req.mode,
-                        cfg=req.use_cfg, out_samples=req.out_samples)
+                        cfg=req.use_cfg, out_samples=req.out_samples,
+                        codec=codec_key(self.files))
 
     def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
                  cancel: CancelFn | None = None) -> GenerationResult:
@@ -195,3 +250,23 @@ class TensorRTBackend:
         if self.free_engines_after_use:
             self.close()
         return result
+
+    def decode_latents(self, latents: np.ndarray, request: ValidatedRequest,
+                       files: EngineFiles) -> tuple[np.ndarray, float]:
+        """A take's final latents decoded through the codec tier of `files`, eagerly, with no
+        text encoder, DiT or graph involved: (int16 PCM, GPU decode ms)."""
+        from engines.backends.tensorrt.decode_only import decode_latents
+
+        self.use_codec(files)
+        self._activate()
+        codec = self.codecs.get(codec_key(files))
+        assert codec is not None
+        if codec.decode_context is None:
+            codec.decode_context = codec.decoder.create_context()
+        scratch = None if self.scratch is None else (self.scratch.ptr, self.scratch.capacity)
+        try:
+            return decode_latents(codec.decode_context, self.kernels, self.stream, scratch,
+                                  latents, request)
+        finally:
+            if self.free_engines_after_use:
+                self.close()

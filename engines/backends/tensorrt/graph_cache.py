@@ -48,6 +48,11 @@ class GraphCache:
     def keys(self) -> list[GraphKey]:
         return list(self._items)
 
+    def drop(self, which: Callable[[GraphKey], bool]) -> None:
+        """Free the pipelines whose key `which` selects (those of an unloaded codec)."""
+        for key in [k for k in self._items if which(k)]:
+            self._items.pop(key).free()
+
     def clear(self) -> None:
         while self._items:
             _, pipe = self._items.popitem(last=False)

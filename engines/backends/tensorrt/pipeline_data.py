@@ -20,6 +20,9 @@ class GraphKey:
     mode: str  # "t2a" | "a2a" | "inpaint"
     cfg: bool
     out_samples: int
+    # The codec tier's engines (codecs.codec_key): the decode is inside the graph, so each
+    # tier gets its own graph, and the other tiers' graphs stay cached beside it.
+    codec: str = ""
 
 
 @dataclass
