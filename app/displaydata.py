@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from app.widgets.spectrogram import log_spectrogram, mono_mix
+from app.widgets.spectrogram import prepare_spectrogram
 from app.widgets.waveform import prepare_waveform
 
 
 def prepare_display(pcm) -> dict:
     """Everything the views would otherwise compute on the GUI thread for this audio."""
-    return {"waveform": prepare_waveform(pcm), "spectrogram": log_spectrogram(mono_mix(pcm))}
+    return {"waveform": prepare_waveform(pcm), "spectrogram": prepare_spectrogram(pcm)}
 
 
 def for_result(result) -> dict:

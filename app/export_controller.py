@@ -35,6 +35,7 @@ class ExportController(QObject):
         self.view = view
         self.notifier = notifier
         self.session = session
+        self.last_folder: Path | None = None  # where Save As saved last (app.window_state)
         w = view
         w.takes_list.drag_source = self.mime_for_item
         w.waveform.dragOutRequested.connect(self.start_drag_current)
@@ -125,7 +126,9 @@ class ExportController(QObject):
             return
         fmt = "wav16" if rendered is None else rendered.settings.format
         chosen = next(label for label, value in filters.items() if value == fmt)
-        suggested = str(Path.home() / f"{name}{suffix_for(fmt)}")
+        folder = self.last_folder if self.last_folder and self.last_folder.is_dir() \
+            else Path.home()
+        suggested = str(folder / f"{name}{suffix_for(fmt)}")
         path, chosen = QFileDialog.getSaveFileName(self.view, "Save take as", suggested,
                                                    ";;".join(filters), chosen)
         if path:
@@ -146,6 +149,7 @@ class ExportController(QObject):
         except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
             self.notifier.failed(f"Could not save {shown(path)}", exc)
             return None
+        self.last_folder = Path(written).parent
         sidecar = " with its .json sidecar" if take.result is not None else ""
         self.notifier.status(f"Saved {written}{sidecar}.")
         return written

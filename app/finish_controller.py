@@ -68,6 +68,7 @@ class FinishController(QObject):
         self._raw_figures: dict[int, tuple] = {}
         self._measuring: set[int] = set()  # take ids whose raw figures are being measured
         self._marks = (0.0, 0.0)  # the kept part (s) the trim handles show
+        self.last_preset = RAW  # the preset chosen last; remembered by app.window_state
         self._timer = QTimer(self, singleShot=True, interval=RENDER_DELAY_MS)
         self._timer.timeout.connect(self.apply_now)
         self.audition = WrapAudition(view, notifier, session, player, self)
@@ -363,7 +364,18 @@ class FinishController(QObject):
             return
         self.panel.set_settings(settings)
         self.panel.show_preset(name)
+        self.last_preset = name
         self.apply_now()
+
+    def offer_preset(self, name: str) -> bool:
+        """Show `name` (the preset chosen last time) until a take is selected; a preset that
+        no longer exists is not offered."""
+        if self.panel.preset_combo.findText(name) < 0:
+            return False
+        self.last_preset = name
+        if self.current() is None:
+            self.panel.show_preset(name)
+        return True
 
     def _ask_preset_name(self) -> None:
         name, ok = QInputDialog.getText(self.view, "Save preset", "Name of the new preset:")
@@ -374,6 +386,7 @@ class FinishController(QObject):
         stored = save_panel_preset(self.notifier, name, self.panel.settings())
         if stored is not None:
             self.refresh_presets(stored)
+            self.last_preset = stored
             self.panel.set_hidden(preset=stored)
             self.apply_now()
         return stored

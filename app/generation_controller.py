@@ -14,9 +14,10 @@ from app.takes import Take
 from app.texts import LIST_RUNNING, NEGATIVE_OFF_HELP
 from app.worker import Finished, Reroll
 from engines.catalog import get_model_set
+from engines.durations import duration_text
 from engines.errors import StudioError
 from engines.finish.quality import describe_flag
-from engines.request import GenerationRequest, validate_request
+from engines.request import GenerationRequest, default_seconds, validate_request
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +42,12 @@ class GenerationController(QObject):
         w.cancel_button.clicked.connect(self.cancel)
         w.dice_button.clicked.connect(self.roll_dice)
         w.cfg_spin.valueChanged.connect(self._update_negative_state)
+        # The Length follows the model set (engines.request.default_seconds, the CLI's rule
+        # too) until the user sets one: from then on this session keeps theirs.
+        self._length_chosen = False
+        self._setting_length = False
+        w.seconds_spin.valueChanged.connect(self._length_edited)
+        w.model_combo.currentIndexChanged.connect(self.apply_default_length)
         for button in w.preset_buttons:
             button.clicked.connect(lambda _=False, b=button: w.seconds_spin.setValue(
                 float(b.property("seconds"))))
@@ -57,6 +64,26 @@ class GenerationController(QObject):
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
             shortcut.activated.connect(self.generate)
         self._update_negative_state()
+        self.apply_default_length()
+
+    def apply_default_length(self, *_args) -> None:
+        """The model's default length in the Length box, unless the user chose one."""
+        key = self.view.model_combo.currentData()
+        if self._length_chosen or not key:
+            return
+        try:
+            seconds = default_seconds(key)
+        except StudioError:  # a name the catalog does not know: leave the box alone
+            return
+        self._setting_length = True
+        try:
+            self.view.seconds_spin.setValue(min(seconds, self.view.seconds_spin.maximum()))
+        finally:
+            self._setting_length = False
+
+    def _length_edited(self, _value: float) -> None:
+        if not self._setting_length:
+            self._length_chosen = True
 
     def _update_negative_state(self, *_args) -> None:
         active = self.view.cfg_spin.value() != 1.0
@@ -192,7 +219,7 @@ class GenerationController(QObject):
                      f"{describe_flag(take.quality[0])}") if take.quality else ""
             note += f" (rerolled flagged seed(s) {seeds}{still})"
         self.notifier.status(f"Take {finished.job.index + 1}/{finished.job.total} ready: seed "
-                             f"{result.seed}, {take.seconds:.2f} s in {ms:.0f} ms on "
+                             f"{result.seed}, {duration_text(take.seconds)} in {ms:.0f} ms on "
                              f"{result.backend}{note}")
         if finished.library_error:  # after the ready line, which would hide it
             self.notifier.error(f"The take is in the session but not in the library: "

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.services import Notifier, TakeModel
 from app.takes import Take
 from app.texts import NO_INIT, STRENGTH_HELP
+from engines.constants import SAMPLE_RATE, SAMPLES_PER_LATENT
 from engines.failures import shown
 
 AUDIO_FILTER = "Audio files (*.wav *.flac *.ogg *.aif *.aiff *.mp3);;All files (*)"
@@ -37,6 +38,10 @@ class InpaintController(QObject):
         w.open_action.triggered.connect(self.open_init_dialog)
         session.initChanged.connect(self._init_changed)
         session.spansRestored.connect(self._spans_restored)
+        # After the takes controller has drawn the take (it connected first): tint what an
+        # inpainted take had regenerated.
+        session.list.currentItemChanged.connect(self._show_painted)
+        session.auditionChanged.connect(self._show_painted)
         self._update_strength_label()
         self._update_init_state()
 
@@ -125,6 +130,22 @@ class InpaintController(QObject):
         session.spans = [tuple(s) for s in spans]
         self._update_init_state()
 
+    def _show_painted(self, *_args) -> None:
+        take = self.session.current_take()
+        raw = take is not None and not self.session.audible(take).finished
+        self.view.waveform.set_painted_spans(painted_spans(take) if raw else [])
+
     def _spans_restored(self) -> None:
         self.view.waveform.set_spans(self.session.spans)
         self._update_init_state()
+
+
+def painted_spans(take: Take) -> list[tuple[float, float]]:
+    """The parts (seconds) of `take` that inpainting regenerated: the request's spans as the
+    sampler used them, snapped to whole latents; [] for any other take."""
+    request = getattr(take.result, "request", None)
+    if getattr(request, "mode", None) != "inpaint":
+        return []
+    latent_s = SAMPLES_PER_LATENT / SAMPLE_RATE
+    return [(first * latent_s, min(stop * latent_s, take.seconds))
+            for first, stop in request.regen_spans_latent]

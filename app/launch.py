@@ -47,6 +47,12 @@ def run_gui(argv: list[str] | None = None) -> int:
     """Open the window and run the Qt event loop; returns the exit status."""
     app = QApplication.instance() or QApplication([sys.argv[0], *(argv or [])])
     app.setApplicationName(TITLE)
+    try:  # before anything is shown, the refusal boxes below included
+        from app.theme import apply_theme
+
+        apply_theme(app)
+    except Exception:  # noqa: BLE001 - a plain-looking window is no reason to refuse one
+        log.warning("could not apply the theme", exc_info=True)
     problem = data_folder_problem()
     if problem is not None:
         _refuse(problem)

@@ -4,16 +4,20 @@ restoring their settings, regenerating them, trash with undo, and export."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
+from app.library_browsing import LibraryBrowsing, restore_finishing, take_from_record
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
 from app.texts import LIST_RUNNING
 from engines.catalog import MODEL_SETS
 from engines.failures import shown
+
+__all__ = ["LibraryController", "restore_finishing"]
 
 log = logging.getLogger(__name__)
 
@@ -21,8 +25,12 @@ PAGE_LIMIT = 500
 
 
 class LibraryController(QObject):
+    """`player` auditions rows (Up/Down); `file_for(take)` is the file a session drag gives
+    (app.export_controller), which library rows drag out too."""
+
     def __init__(self, view, notifier: Notifier, session: TakeModel, gpu: GpuService, library,
-                 parent: QObject | None = None) -> None:
+                 parent: QObject | None = None, *, player=None,
+                 file_for: Callable[[Take], Path] | None = None) -> None:
         super().__init__(parent)
         self.view = view
         self.notifier = notifier
@@ -44,6 +52,7 @@ class LibraryController(QObject):
         panel.favourite_check.clicked.connect(self.save_meta)
         panel.rating_spin.valueChanged.connect(lambda _v: self.save_meta(quiet=True))
         panel.view.selectionModel().selectionChanged.connect(self._library_selection)
+        self.browsing = LibraryBrowsing(view, notifier, session, library, player, file_for, self)
         for key in MODEL_SETS:
             panel.model_filter.addItem(key, key)
         panel.model_filter.addItem("imported", "imported")
@@ -92,6 +101,10 @@ class LibraryController(QObject):
             self.notifier.failed(f"Could not save the rating, tags and notes of take "
                                  f"#{record.id}", exc)
             return
+        in_session = self.session.for_library_id(record.id)
+        if in_session is not None:  # its row in the takes list shows the new stars
+            in_session.rating = panel.rating_spin.value()
+            self.session.show_row(in_session)
         selected = record.id
         self.refresh_library()
         self._select_library_row(selected)
@@ -118,10 +131,7 @@ class LibraryController(QObject):
         except Exception as exc:  # noqa: BLE001
             self.notifier.failed(f"Could not load library take #{take_id}", exc)
             return None
-        take = Take(prompt=record.name or record.prompt, pcm=pcm,
-                    seed=None if record.model == "imported" else record.seed,
-                    model=record.model, library_id=record.id)
-        restore_finishing(take, record)
+        take = take_from_record(record, pcm)
         self.session.add_take(take, select=True)
         self.view.side_tabs.setCurrentIndex(0)
         return take
@@ -267,21 +277,3 @@ class LibraryController(QObject):
         self.notifier.status(f"Exported {len(records)} take(s) to {written}.")
         return written
 
-
-def restore_finishing(take: Take, record) -> None:
-    """The quality flags and finishing chain the library keeps for a take (when it keeps them:
-    older libraries do not). A chain that cannot be read is left out: the take is raw then."""
-    take.quality = [str(flag) for flag in (getattr(record, "quality", None) or [])]
-    stored = getattr(record, "finishing", None)
-    if not isinstance(stored, dict) or not isinstance(stored.get("chain"), dict):
-        return
-    from engines.finish.settings import FinishSettings
-
-    try:
-        take.finishing = FinishSettings.from_dict(stored["chain"])
-    except Exception:  # noqa: BLE001 - a damaged record: the raw take still works
-        log.info("ignoring the stored finishing chain of take %s", record.id, exc_info=True)
-        return
-    loop = stored.get("loop")
-    if take.finishing.loop and isinstance(loop, dict):
-        take.loop_recipe = {"method": loop.get("method"), "seed": loop.get("seed")}

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QGridLayout,
@@ -18,73 +17,42 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
-COLUMNS = ("Fav", "Rating", "Prompt", "Seed", "Length", "Model", "Created", "Status")
+from app.widgets.library_table import (
+    COLUMNS,
+    CREATED,
+    FAV,
+    LENGTH,
+    MODEL,
+    PROMPT,
+    RATING,
+    SEED,
+    STATUS,
+    LibraryModel,
+    LibraryTableView,
+)
+
+__all__ = ["COLUMNS", "LibraryModel", "LibraryPanel"]
+
 SORTS = {"Newest first": ("created", True), "Oldest first": ("created", False),
          "Best rated": ("rating", True), "Prompt A-Z": ("prompt", False),
          "Longest": ("seconds", True)}
 PERIODS = {"Any time": None, "Today": 1, "Last 7 days": 7, "Last 30 days": 30}
 PAGE = 500
-_ROOT = QModelIndex()
+HEADER_KEY = "library/header"  # the table's column widths, order, hidden columns and sort
+HIDDEN_AT_FIRST = (MODEL, CREATED)  # the side panel is narrow; the header menu shows them
+SAVE_DELAY_MS = 500
 
 
-class LibraryModel(QAbstractTableModel):
-    """Rows are TakeRecord objects from engines.store.library."""
+def studio_settings() -> QSettings:
+    """The window's settings file (app.window_state): in the data folder, so a test run or a
+    portable install keeps its own."""
+    from app.window_state import settings_path
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.records: list = []
-
-    def set_records(self, records: list) -> None:
-        self.beginResetModel()
-        self.records = list(records)
-        self.endResetModel()
-
-    def rowCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt override
-        return 0 if parent.isValid() else len(self.records)
-
-    def columnCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt override
-        return len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):  # noqa: N802
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section]
-        return None
-
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
-            return None
-        record = self.records[index.row()]
-        if role == Qt.ItemDataRole.ToolTipRole:
-            tags = ", ".join(record.tags)
-            return f"{record.prompt}\ntags: {tags}\n{record.notes}".strip()
-        if role != Qt.ItemDataRole.DisplayRole:
-            return None
-        column = COLUMNS[index.column()]
-        if column == "Fav":
-            return "*" if record.favourite else ""
-        if column == "Rating":
-            return str(record.rating) if record.rating else ""
-        if column == "Prompt":
-            return record.name or record.prompt
-        if column == "Seed":
-            return str(record.seed) if record.model != "imported" else "-"
-        if column == "Length":
-            return f"{record.seconds:.2f} s"
-        if column == "Model":
-            return record.model
-        if column == "Created":
-            return record.created.replace("T", " ")[:19]
-        if column == "Status":
-            return "missing" if record.missing else ""
-        return None
-
-    def record(self, row: int):
-        return self.records[row] if 0 <= row < len(self.records) else None
+    return QSettings(str(settings_path()), QSettings.Format.IniFormat)
 
 
 def _named(widget, name: str):
@@ -125,14 +93,11 @@ class LibraryPanel(QWidget):
         layout.addLayout(filters)
 
         self.model = LibraryModel()
-        self.view = _named(QTableView(), "libraryView")
+        self.view = _named(LibraryTableView(), "libraryView")
         self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.verticalHeader().setVisible(False)
-        self.view.horizontalHeader().setSectionResizeMode(
-            2, QHeaderView.ResizeMode.Stretch)
+        self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
+        self._save_timer.timeout.connect(self.save_header)
+        self._set_up_columns()
         layout.addWidget(self.view, stretch=1)
         self.count_label = _named(QLabel(""), "libraryCountLabel")
         layout.addWidget(self.count_label)
@@ -176,10 +141,63 @@ class LibraryPanel(QWidget):
         self.search_edit.textChanged.connect(self.searchChanged)
         for combo in (self.model_filter, self.period_filter, self.sort_combo):
             combo.currentIndexChanged.connect(self.searchChanged)
+        self.sort_combo.currentIndexChanged.connect(self._sort_menu_chosen)
         self.favourite_filter.toggled.connect(self.searchChanged)
         self.rating_filter.valueChanged.connect(self.searchChanged)
         self.view.doubleClicked.connect(
             lambda index: self.loadRequested.emit(self.model.record(index.row()).id))
+
+    # ------------------------------------------------------------------ columns
+    def _set_up_columns(self) -> None:
+        """Room where people read: the prompt stretches, the stars and the heart stay
+        narrow, seed and length fit their contents; widths, order, hidden columns and the
+        clicked sort come back from the last run."""
+        header = self.view.horizontalHeader()
+        header.setStretchLastSection(False)
+        header.setSectionsMovable(True)  # people put their columns where they read them
+        header.setMinimumSectionSize(24)
+        metrics = self.view.fontMetrics()
+        widths = {FAV: metrics.horizontalAdvance("♥") + 16,
+                  RATING: metrics.horizontalAdvance("★★★★★") + 12,
+                  MODEL: metrics.horizontalAdvance("sm-music-xl") + 16,
+                  CREATED: metrics.horizontalAdvance("2099-12-31 23:59") + 16}
+        for column, width in widths.items():
+            header.resizeSection(column, width)
+        for column in HIDDEN_AT_FIRST:
+            header.setSectionHidden(column, True)
+        state = studio_settings().value(HEADER_KEY)
+        restored = (isinstance(state, QByteArray | bytes)
+                    and header.restoreState(QByteArray(state)))
+        if not restored:  # the library's own order until a column is clicked
+            header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
+        header.setSectionHidden(PROMPT, False)
+        modes = {FAV: QHeaderView.ResizeMode.Fixed, RATING: QHeaderView.ResizeMode.Fixed,
+                 PROMPT: QHeaderView.ResizeMode.Stretch,
+                 SEED: QHeaderView.ResizeMode.ResizeToContents,
+                 LENGTH: QHeaderView.ResizeMode.ResizeToContents,
+                 STATUS: QHeaderView.ResizeMode.ResizeToContents}
+        for column in range(len(COLUMNS)):
+            header.setSectionResizeMode(column, modes.get(column,
+                                                          QHeaderView.ResizeMode.Interactive))
+        header.setSortIndicatorClearable(True)
+        self.view.setSortingEnabled(True)  # sorts by the restored indicator, if any
+        for changed in (header.sectionResized, header.sectionMoved,
+                        header.sortIndicatorChanged):
+            changed.connect(lambda *_args: self._save_timer.start())
+
+    def save_header(self) -> None:
+        """Keep the table's column state for the next run."""
+        self._save_timer.stop()
+        studio_settings().setValue(HEADER_KEY, self.view.horizontalHeader().saveState())
+
+    def hideEvent(self, event) -> None:  # noqa: N802 - Qt override: closing flushes
+        if self._save_timer.isActive():
+            self.save_header()
+        super().hideEvent(event)
+
+    def _sort_menu_chosen(self) -> None:
+        """The sort menu orders the whole library: a clicked column sort gives way to it."""
+        self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
 
     def query(self) -> dict:
         """The search arguments the widgets describe (for ClipLibrary.search/count)."""

@@ -5,9 +5,12 @@ Object names (a contract for tests and assistive tools): promptEdit, negativePro
 modelCombo, decoderCombo, precisionCombo, secondsSpin, stepsSpin, cfgSpin, apgSpin, seedEdit,
 seedLockCheck, generateButton, rerollButton, variationsSpin, rerollFlaggedCheck, cancelButton,
 takesList, waveformView, spectrogramView, latentView, playButton, loopCheck, initNoiseSlider,
-exportButton, statusBar, renderListAction, renderListProgress, renderListCancelButton, and the
-Finish panel's (app.widgets.finish_panel: finishPanel,
-presetCombo, loudnessLabel, loopButton, abButton, ...).
+exportButton, statusBar, renderListAction, renderListProgress, renderListCancelButton,
+mainSplitter, shortcutsAction, aboutAction, and the Finish panel's (app.widgets.finish_panel:
+finishPanel, presetCombo, loudnessLabel, loopButton, abButton, ...).
+
+The look is app.theme's (applied when the first window is built); the menus are
+app.main_menus'; what the window remembers between runs is app.window_state's.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ import logging
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
-    QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QGridLayout,
@@ -30,6 +33,7 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSlider,
     QSpinBox,
     QSplitter,
@@ -41,8 +45,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.library_panel import LibraryPanel
+from app.main_menus import build_menus
 from app.texts import NEGATIVE_OFF_HELP, NO_INIT
+from app.theme import apply_theme, icon
 from app.widgets.finish_panel import FinishPanel
+from app.widgets.fitting import FullNameCombo, SettingsScroll
 from app.widgets.latent_view import LatentView
 from app.widgets.spectrogram import SpectrogramView
 from app.widgets.takes_list import TakesListWidget
@@ -53,10 +60,13 @@ log = logging.getLogger(__name__)
 WINDOW_TITLE = "SA3 Studio"
 SFX_PRESETS = (0.5, 1.0, 2.0, 5.0)
 MUSIC_PRESETS = (10.0, 30.0, 60.0, 120.0)
+WAVEFORM_MIN_HEIGHT = 160  # px
 
 
-def _named(widget, name: str):
+def _named(widget, name: str, icon_name: str = ""):
     widget.setObjectName(name)
+    if icon_name:
+        widget.setIcon(icon(icon_name))
     return widget
 
 
@@ -65,22 +75,28 @@ class MainWindow(QMainWindow):
 
     def __init__(self) -> None:
         super().__init__()
+        apply_theme(QApplication.instance())  # however the window is built, it looks the same
         self.setObjectName("mainWindow")
         self.setWindowTitle(WINDOW_TITLE)
+        self.setWindowIcon(icon("app"))
         self.resize(1280, 800)
+        self.was_shown = False  # a window never on screen has no layout the user arranged
         self._build_generation_panel()
         self._build_center()
         self._build_takes_panel()
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter = _named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         splitter.addWidget(self.generation_panel)
         splitter.addWidget(self.center)
         splitter.addWidget(self.takes_panel)
         splitter.setStretchFactor(1, 1)
+        # Dragging a handle stops at a column's minimum instead of hiding the column.
+        splitter.setChildrenCollapsible(False)
         splitter.setSizes([330, 640, 380])
+        self.splitter = splitter
         self.setCentralWidget(splitter)
         self.setStatusBar(_named(QStatusBar(), "statusBar"))
         self._build_list_progress()
-        self._build_menus()
+        build_menus(self)
 
     # ------------------------------------------------------------------ generation panel
     def _build_generation_panel(self) -> None:
@@ -99,9 +115,9 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.negative_hint)
 
         form = QFormLayout()
-        self.model_combo = _named(QComboBox(), "modelCombo")
-        self.decoder_combo = _named(QComboBox(), "decoderCombo")
-        self.precision_combo = _named(QComboBox(), "precisionCombo")
+        self.model_combo = FullNameCombo("modelCombo", 18)
+        self.decoder_combo = FullNameCombo("decoderCombo", 14)
+        self.precision_combo = FullNameCombo("precisionCombo", 14)
         form.addRow("Model", self.model_combo)
         form.addRow("Decoder", self.decoder_combo)
         form.addRow("Precision", self.precision_combo)
@@ -118,6 +134,10 @@ class MainWindow(QMainWindow):
             for col, value in enumerate(values):
                 button = QToolButton()
                 button.setText(f"{value:g} s")
+                # as wide as the row allows, never narrower than the label
+                button.setSizePolicy(QSizePolicy.Policy.MinimumExpanding,
+                                     QSizePolicy.Policy.Fixed)
+                button.setToolTip(f"Set the length to {value:g} s")
                 button.setObjectName(f"preset{value:g}".replace(".", "_"))
                 button.setProperty("seconds", value)
                 presets.addWidget(button, row, col + 1)
@@ -141,8 +161,9 @@ class MainWindow(QMainWindow):
         self.seed_edit = _named(QLineEdit(), "seedEdit")
         self.seed_edit.setPlaceholderText("random")
         self.seed_lock = _named(QCheckBox("Lock"), "seedLockCheck")
-        self.dice_button = _named(QToolButton(), "diceButton")
-        self.dice_button.setText("Dice")
+        self.dice_button = _named(QToolButton(), "diceButton", "dice")
+        self.dice_button.setText("Dice")  # the accessible name; the dice icon is what shows
+        self.dice_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonIconOnly)
         self.dice_button.setToolTip("Pick a new random seed")
         seed_row.addWidget(self.seed_edit)
         seed_row.addWidget(self.seed_lock)
@@ -166,7 +187,7 @@ class MainWindow(QMainWindow):
         self.init_label.setWordWrap(True)
         init_layout.addWidget(self.init_label)
         row = QHBoxLayout()
-        self.clear_init_button = _named(QPushButton("Clear"), "clearInitButton")
+        self.clear_init_button = _named(QPushButton("Clear"), "clearInitButton", "cancel")
         self.span_mode_check = _named(QCheckBox("Paint spans to regenerate"), "spanModeCheck")
         row.addWidget(self.span_mode_check)
         row.addWidget(self.clear_init_button)
@@ -181,10 +202,12 @@ class MainWindow(QMainWindow):
         layout.addWidget(init_box)
 
         buttons = QGridLayout()
-        self.generate_button = _named(QPushButton("Generate"), "generateButton")
+        self.generate_button = _named(QPushButton("Generate"), "generateButton", "generate")
         self.generate_button.setDefault(True)
-        self.reroll_button = _named(QPushButton("Reroll"), "rerollButton")
-        self.cancel_button = _named(QPushButton("Cancel"), "cancelButton")
+        self.generate_button.setToolTip("Generate takes from the prompt (Ctrl+Enter)")
+        self.reroll_button = _named(QPushButton("Reroll"), "rerollButton", "reroll")
+        self.reroll_button.setToolTip("One more take with the same settings and a new seed")
+        self.cancel_button = _named(QPushButton("Cancel"), "cancelButton", "cancel")
         self.cancel_button.setEnabled(False)
         buttons.addWidget(self.generate_button, 0, 0, 1, 2)
         buttons.addWidget(self.reroll_button, 1, 0)
@@ -196,12 +219,11 @@ class MainWindow(QMainWindow):
         layout.addStretch(1)
         # On a short screen the settings scroll instead of squeezing (or cutting off) their
         # rows; Generate stays in sight below them.
-        scroll = _named(QScrollArea(), "generationScroll")
+        scroll = _named(SettingsScroll(), "generationScroll")
         scroll.setWidget(panel)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(panel.minimumSizeHint().width() + 16)
         column = QWidget()
         column_layout = QVBoxLayout(column)
         column_layout.setContentsMargins(0, 0, 0, 0)
@@ -217,6 +239,10 @@ class MainWindow(QMainWindow):
         self.model_banner = _named(QLabel(), "modelBanner")
         layout.addWidget(self.model_banner)
         self.waveform = WaveformView()
+        # The waveform is what a designer looks at: at the window's minimum size it keeps
+        # room for two channels and their time axis (the window's minimum grows instead).
+        self.waveform.setMinimumHeight(max(self.waveform.minimumSizeHint().height(),
+                                           WAVEFORM_MIN_HEIGHT))
         layout.addWidget(self.waveform, stretch=3)
         self.finish_panel = FinishPanel()
         layout.addWidget(self.finish_panel)
@@ -227,9 +253,10 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.latent_view, "Latent")
         layout.addWidget(self.tabs, stretch=2)
         transport = QHBoxLayout()
-        self.play_button = _named(QPushButton("Play"), "playButton")
+        # one icon for both states: the controllers switch the text between Play and Pause
+        self.play_button = _named(QPushButton("Play"), "playButton", "play-pause")
         self.play_button.setToolTip("Play / pause (Space)")
-        self.loop_check = _named(QCheckBox("Loop (L)"), "loopCheck")
+        self.loop_check = _named(QCheckBox("Loop (L)"), "loopCheck", "loop")
         self.autoplay_check = _named(QCheckBox("Auto-play new takes"), "autoplayCheck")
         self.autoplay_check.setChecked(True)
         self.volume_slider = _named(QSlider(Qt.Orientation.Horizontal), "volumeSlider")
@@ -251,15 +278,20 @@ class MainWindow(QMainWindow):
     def _build_takes_panel(self) -> None:
         panel = QWidget()
         layout = QVBoxLayout(panel)
-        layout.addWidget(QLabel("Takes (Up/Down to compare, drag out to export)"))
+        hint = QLabel("Takes (Up/Down to compare, drag out to export)")
+        hint.setWordWrap(True)  # the column may be narrower than the sentence
+        layout.addWidget(hint)
         self.takes_list = _named(TakesListWidget(), "takesList")
         layout.addWidget(self.takes_list, stretch=1)
         grid = QGridLayout()
-        self.use_init_button = _named(QPushButton("Use as init"), "useAsInitButton")
-        self.export_button = _named(QPushButton("Save As..."), "exportButton")
-        self.copy_button = _named(QPushButton("Copy"), "copyButton")
+        self.use_init_button = _named(QPushButton("Use as init"), "useAsInitButton", "init")
+        self.use_init_button.setToolTip("Use the take as init audio for the next generation")
+        self.export_button = _named(QPushButton("Save As..."), "exportButton", "save")
+        self.export_button.setToolTip("Save the take to a file (Ctrl+S)")
+        self.copy_button = _named(QPushButton("Copy"), "copyButton", "copy")
         self.copy_button.setToolTip("Copy the take's file to the clipboard")
-        self.delete_button = _named(QPushButton("Delete"), "deleteTakeButton")
+        self.delete_button = _named(QPushButton("Delete"), "deleteTakeButton", "delete")
+        self.delete_button.setToolTip("Remove the take from the session")
         grid.addWidget(self.use_init_button, 0, 0)
         grid.addWidget(self.export_button, 0, 1)
         grid.addWidget(self.copy_button, 1, 0)
@@ -272,9 +304,15 @@ class MainWindow(QMainWindow):
         self.side_tabs = tabs
         self.takes_panel = tabs
 
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.was_shown = True
+        super().showEvent(event)
+
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         studio = getattr(self, "studio", None)
         if studio is not None:
+            if self.was_shown:
+                studio.remember_window()
             studio.shutdown()
         super().closeEvent(event)
 
@@ -290,28 +328,6 @@ class MainWindow(QMainWindow):
         for widget in (self.list_progress, self.list_cancel_button):
             self.statusBar().addPermanentWidget(widget)
             widget.hide()
-
-    def _build_menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        self.open_action = file_menu.addAction("&Open init audio...")
-        self.open_action.setShortcut("Ctrl+O")
-        self.save_action = file_menu.addAction("&Save take as...")
-        self.save_action.setShortcut("Ctrl+S")
-        self.copy_action = file_menu.addAction("&Copy take file")
-        file_menu.addSeparator()
-        self.render_list_action = file_menu.addAction("&Render sound list...")
-        self.render_list_action.setObjectName("renderListAction")
-        file_menu.addSeparator()
-        self.quit_action = file_menu.addAction("&Quit")
-        self.quit_action.setShortcut("Ctrl+Q")
-        models_menu = self.menuBar().addMenu("&Models")
-        self.models_action = models_menu.addAction("&Manage models...")
-        take_menu = self.menuBar().addMenu("&Take")
-        self.use_init_action = take_menu.addAction("Use as &init")
-        self.rename_action = take_menu.addAction("&Rename")
-        self.rename_action.setShortcut("F2")
-        self.delete_action = take_menu.addAction("&Delete")
-
 
 def build_main_window(*, start_worker: bool = True):
     """The main window, wired to its controllers, not shown; honours SA3_STUDIO_HOME."""

@@ -1,11 +1,22 @@
-"""Which model set, decoder and precision: what this machine can run, and the Models dialog."""
+"""Which model set, decoder and precision: what this machine can run, and the Models dialog.
+
+The first time the window is shown with no real model set installed, the Models dialog opens
+on its "Get models" page (once per data folder; Models > Manage models... opens it later).
+"""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, Qt
+import logging
 
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+
+from app.gui_words import for_window
 from app.services import GpuService, Notifier
-from engines.catalog import MODEL_SETS, get_model_set
+from engines.catalog import BACKEND_LABELS, DECODERS, MODEL_SETS, get_model_set
+
+log = logging.getLogger(__name__)
+
+FIRST_RUN_KEY = "models_first_run_offered"
 
 
 class ModelsController(QObject):
@@ -27,6 +38,33 @@ class ModelsController(QObject):
         view.model_combo.currentIndexChanged.connect(self._model_changed)
         view.models_action.triggered.connect(self.open_models_dialog)
         self.fill_models()
+        view.installEventFilter(self)  # the first Show offers the "Get models" page
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.view and event.type() == QEvent.Type.Show:
+            self.view.removeEventFilter(self)
+            QTimer.singleShot(0, self.offer_first_run)
+        return False
+
+    def has_real_model(self) -> bool:
+        return any(self.catalog.resolve(key).runnable for key in MODEL_SETS if key != "demo")
+
+    def offer_first_run(self) -> bool:
+        """Open the "Get models" page if no real set is installed and it was never offered
+        in this data folder; True when it opened."""
+        from engines import paths
+        from engines.settings import read_settings, update_settings
+
+        try:
+            data = paths.data_dir()
+            if self.has_real_model() or read_settings(data).get(FIRST_RUN_KEY):
+                return False
+            update_settings(data, {FIRST_RUN_KEY: True})
+        except Exception:  # noqa: BLE001 - a first-run page is a courtesy, never a failure
+            log.warning("could not decide on the first-run page", exc_info=True)
+            return False
+        self.open_models_dialog().show_get_models()
+        return True
 
     def fill_models(self) -> None:
         combo = self.view.model_combo
@@ -40,9 +78,12 @@ class ModelsController(QObject):
             item = model.item(index)
             if not answer.runnable:
                 item.setEnabled(False)
-                combo.setItemData(index, answer.reason, Qt.ItemDataRole.ToolTipRole)
+                combo.setItemData(index, for_window(answer.reason or "It cannot run here."),
+                                  Qt.ItemDataRole.ToolTipRole)
             else:
-                combo.setItemData(index, f"Runs on {answer.backend}.",
+                backend = BACKEND_LABELS.get(answer.backend, answer.backend)
+                combo.setItemData(index, for_window(" ".join([f"Runs on {backend}.",
+                                                              *answer.notes])),
                                   Qt.ItemDataRole.ToolTipRole)
         demo = combo.findData("demo")
         first_runnable = next((i for i in range(combo.count())
@@ -52,6 +93,15 @@ class ModelsController(QObject):
         combo.blockSignals(False)
         self._model_changed()
 
+    def choose_model(self, key: str) -> bool:
+        """Select model set `key` in the window, if it can run here; True when selected."""
+        combo = self.view.model_combo
+        index = combo.findData(key)
+        if index < 0 or not combo.model().item(index).isEnabled():
+            return False
+        combo.setCurrentIndex(index)
+        return True
+
     def current_model(self) -> str:
         return self.view.model_combo.currentData() or "demo"
 
@@ -60,10 +110,11 @@ class ModelsController(QObject):
         model_set = get_model_set(key)
         w = self.view
         w.decoder_combo.clear()
-        w.decoder_combo.addItem(f"Paired ({model_set.default_decoder})", None)
+        paired = DECODERS[model_set.default_decoder].label.split(" (")[0]
+        w.decoder_combo.addItem(f"Paired ({paired})", None)
         if key != "demo":
             for decoder in ("same-s", "same-l"):
-                w.decoder_combo.addItem(decoder, decoder)
+                w.decoder_combo.addItem(DECODERS[decoder].label, decoder)
         w.precision_combo.clear()
         w.precision_combo.addItem(f"Default ({model_set.default_precision})", None)
         gpu = self.catalog.gpu
@@ -74,8 +125,8 @@ class ModelsController(QObject):
             if key == "demo" and precision != "fp32":
                 reason = "The demo model has fp32 weights only."
             elif precision == "fp8" and (gpu is None or not gpu.has_fp8):
-                reason = ("fp8 needs FP8 tensor cores (compute capability 8.9 or newer); "
-                          "this machine has none.")
+                reason = ("fp8 needs a graphics card with FP8 support (RTX 40 series, H100 "
+                          "or newer); this machine has none.")
             if reason:
                 w.precision_combo.model().item(index).setEnabled(False)
                 w.precision_combo.setItemData(index, reason, Qt.ItemDataRole.ToolTipRole)
@@ -112,4 +163,4 @@ class ModelsController(QObject):
 
     def shutdown(self) -> None:
         if self.models_dialog is not None:
-            self.models_dialog.done(0)
+            self.models_dialog.shutdown()

@@ -4,6 +4,11 @@
 already is a sentence; anything else (an OSError, sqlite3, libsndfile) is put into words by
 engines.failures. The traceback goes to the log file. Nothing here raises: it runs inside
 error handlers, and a handler that raises turns a sentence back into a traceback.
+
+Every sentence enters the window through `Notifier.status` or `Notifier.notices`, and both pass
+it through `for_window` (app.gui_words) there: engine sentences name command-line flags, which a
+user of the window has nowhere to type. `user_sentence` does too, since what it makes is shown
+elsewhere as well (the Models dialog, the message box when the window cannot open).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from collections import deque
 
 from PySide6.QtCore import QObject, Signal
 
+from app.gui_words import for_window
 from engines.errors import StudioError
 from engines.failures import printable, reason, sentence
 
@@ -26,8 +32,8 @@ def user_sentence(what: str, err: BaseException) -> str:
     ("Could not save the tags"), and is used only when `err` is not already a sentence."""
     try:
         if isinstance(err, StudioError) and str(err).strip():
-            return str(err)
-        return sentence(what, err)
+            return for_window(str(err))  # also what the startup message box shows
+        return for_window(sentence(what, err))
     except Exception:  # noqa: BLE001 - never raise from an error path
         return f"{what}: an unexpected {type(err).__name__} occurred; try again."
 
@@ -52,6 +58,11 @@ def one_line(text: object) -> str:
         return repr(text)
 
 
+def window_line(text: object) -> str:
+    """What the status bar shows for `text`: one line, in the window's words."""
+    return one_line(for_window(text))
+
+
 class Notifier(QObject):
     """One sentence at a time for the user; the window shows `shown` in its status bar.
 
@@ -66,7 +77,7 @@ class Notifier(QObject):
         self.history: deque[str] = deque(maxlen=HISTORY)
 
     def status(self, text: str, timeout_ms: int = 0) -> None:
-        line = one_line(text)
+        line = window_line(text)
         self.history.append(line)
         self.shown.emit(line, timeout_ms)
 
@@ -78,7 +89,8 @@ class Notifier(QObject):
             log.warning("could not show a message", exc_info=True)
 
     def failed(self, what: str, err: BaseException) -> str:
-        """Show `err` as one sentence (see `user_sentence`); the traceback goes to the log."""
+        """Show `err` as one sentence (see `user_sentence`), and return it as shown; the
+        traceback goes to the log."""
         text = user_sentence(what, err)
         try:
             if isinstance(err, StudioError):
@@ -94,7 +106,7 @@ class Notifier(QObject):
         """Several sentences at once (startup notices): each is kept in `history`, and the
         status bar shows them together so none hides another."""
         try:
-            lines = [one_line(t) for t in texts if t]
+            lines = [window_line(t) for t in texts if t]
             if not lines:
                 return
             for line in lines:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
 from app.notifier import Notifier, user_sentence
@@ -114,6 +115,10 @@ class TakeModel(QObject):
         self.init_take: Take | None = None
         self.spans: list[tuple[float, float]] = []
         self.hear_finished = False
+        from app.thumbnails import ThumbnailCache
+
+        self.thumbnails = ThumbnailCache(self)  # rows' waveforms, drawn off the GUI thread
+        self.thumbnails.ready.connect(self._thumbnail_ready)
 
     # ------------------------------------------------------------------ A/B
     def audible(self, take: Take) -> Audible:
@@ -129,22 +134,48 @@ class TakeModel(QObject):
             self.auditionChanged.emit(current)
 
     def audition_changed(self, take: Take) -> None:
-        """The take's finished audio changed: whoever presents it shows it again."""
+        """The take's finished audio changed: whoever presents it shows it again (and its row
+        its loop badge)."""
+        self.show_row(take)
         if take is self.current_take():
             self.auditionChanged.emit(take)
 
     def show_quality(self, take: Take) -> None:
         """The take's quality badge and its tooltip in the takes list."""
+        self.show_row(take)
+
+    def show_row(self, take: Take) -> None:
+        """The take's row again: name, details, rating, quality and loop badges."""
         item = self.item_for(take)
         if item is not None:
-            self._badge(item, take)
+            self._fill_row(item, take)
 
-    @staticmethod
-    def _badge(item: QListWidgetItem, take: Take) -> None:
-        from app.widgets.badges import quality_badge, quality_tooltip
+    def _fill_row(self, item: QListWidgetItem, take: Take) -> None:
+        from app.widgets.take_row_delegate import fill_take_row
 
-        item.setIcon(quality_badge(len(take.quality)))
-        item.setToolTip(quality_tooltip(take.prompt, take.quality))
+        blocked = self.list.blockSignals(True)  # not a rename
+        try:
+            fill_take_row(item, take)
+        finally:
+            self.list.blockSignals(blocked)
+
+    def _thumbnail(self, take: Take):
+        from app.thumbnails import array_peaks
+
+        pcm = take.pcm
+        return self.thumbnails.pixmap(("take", take.take_id), self.list.iconSize(),
+                                      lambda columns: array_peaks(pcm, columns))
+
+    def _thumbnail_ready(self, key) -> None:
+        take = self.takes.get(key[1])
+        item = self.item_for(take) if take is not None else None
+        pixmap = self._thumbnail(take) if item is not None else None
+        if pixmap is not None:
+            blocked = self.list.blockSignals(True)
+            try:
+                item.setIcon(QIcon(pixmap))
+            finally:
+                self.list.blockSignals(blocked)
 
     # ------------------------------------------------------------------ takes
     def add_take(self, take: Take, select: bool = True) -> QListWidgetItem:
@@ -152,9 +183,8 @@ class TakeModel(QObject):
         item = QListWidgetItem(take.title())
         item.setData(TAKE_ROLE, take.take_id)
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable | Qt.ItemFlag.ItemIsDragEnabled)
-        item.setToolTip(take.prompt)
-        if take.quality:
-            self._badge(item, take)
+        self._fill_row(item, take)
+        self._thumbnail(take)  # the session holds few takes: each row's waveform is asked now
         lst = self.list
         lst.blockSignals(True)
         lst.addItem(item)

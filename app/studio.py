@@ -28,6 +28,8 @@ from app.services import (
     open_library,
 )
 from app.takes_controller import TakesController
+from app.widgets.shortcuts_sheet import show_about, show_shortcuts_sheet
+from app.window_state import Choices, WindowState, select_enabled
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +54,9 @@ class Studio(QObject):
         self.export_controller = ExportController(window, notifier, session, self)
         self.finish_controller = FinishController(window, notifier, session, gpu, player,
                                                   library, self)
-        self.library_controller = LibraryController(window, notifier, session, gpu, library,
-                                                    self)
+        self.library_controller = LibraryController(
+            window, notifier, session, gpu, library, self, player=player,
+            file_for=self.export_controller.file_for)
         self.batch_controller = BatchController(window, notifier, session, gpu, self)
         # between controllers: Qt signals only
         refresh = self.library_controller.refresh_library
@@ -62,12 +65,59 @@ class Studio(QObject):
         self.batch_controller.libraryChanged.connect(refresh)
         self.generation_controller.takeGenerated.connect(self.takes_controller.autoplay)
         window.quit_action.triggered.connect(window.close)
+        self._connect_menus()
         # settings.json is read again on the worker thread (the generator's catalog): say
         # anything it found once the batch is done
         gpu.batchFinished.connect(lambda: show_settings_notices(notifier))
         notifier.status("Ready. Type a prompt and press Ctrl+Enter.")
         # what opening found wrong (a damaged library or settings file set aside): once
         notifier.notices([getattr(library, "notice", None), *take_settings_notices()])
+        self.window_state = WindowState()
+        self.restore_window()
+
+    def _connect_menus(self) -> None:
+        """Menu items for keys the controllers handle (app.widgets.shortcuts_sheet) do what
+        the key does, through the same buttons; and the Help menu."""
+        w = self.window
+        w.generate_action.triggered.connect(w.generate_button.click)
+        w.play_action.triggered.connect(w.play_button.click)
+        w.loop_action.triggered.connect(w.loop_check.toggle)
+        w.previous_action.triggered.connect(lambda: self._step_take(-1))
+        w.next_action.triggered.connect(lambda: self._step_take(1))
+        w.shortcuts_action.triggered.connect(lambda: show_shortcuts_sheet(w))
+        w.about_action.triggered.connect(lambda: show_about(w))
+
+    def _step_take(self, step: int) -> None:
+        takes = self.window.takes_list
+        row = takes.currentRow() + step
+        if 0 <= row < takes.count():
+            takes.setCurrentRow(row)
+
+    # ------------------------------------------------------------------ between runs
+    def restore_window(self) -> None:
+        """Geometry, column widths, model, finishing preset and export folder of last time."""
+        w = self.window
+        try:
+            choices = self.window_state.restore(w, w.splitter)
+            if choices.model:
+                select_enabled(w.model_combo, choices.model)
+            if choices.preset:
+                self.finish_controller.offer_preset(choices.preset)
+            if choices.export_folder is not None:
+                self.export_controller.last_folder = choices.export_folder
+        except Exception:  # noqa: BLE001 - remembered layout is a courtesy, never a failure
+            log.warning("could not restore the window's layout", exc_info=True)
+
+    def remember_window(self) -> None:
+        """Called as the window closes (app.main_window)."""
+        w = self.window
+        choices = Choices(model=w.model_combo.currentData(),
+                          preset=self.finish_controller.last_preset,
+                          export_folder=self.export_controller.last_folder)
+        try:
+            self.window_state.save(w, w.splitter, choices)
+        except Exception:  # noqa: BLE001 - closing must never fail over it
+            log.warning("could not remember the window's layout", exc_info=True)
 
     def shutdown(self) -> None:
         """Stop the worker thread (releasing engines there) and the audio stream; idempotent."""

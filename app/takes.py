@@ -38,6 +38,7 @@ class Take:
     loop: object | None = None
     finished: object | None = None
     loop_recipe: dict | None = None  # a stored chain's loop ({"method", "seed"}) to make again
+    rating: int = 0  # the library's 0-5 stars, shown in the takes list
     take_id: int = field(default_factory=lambda: next(_ids))
 
     @property
@@ -48,10 +49,33 @@ class Take:
     def step_latents(self) -> np.ndarray | None:
         return None if self.result is None else self.result.step_latents
 
+    @property
+    def imported(self) -> bool:
+        return self.seed is None or self.model == "imported"
+
     def title(self) -> str:
-        base = self.name or self.prompt or "(empty prompt)"
-        seed = f"seed {self.seed}" if self.seed is not None else "imported"
-        return f"{base} - {seed} - {self.seconds:.2f} s - {self.model}"
+        """The take's name as the takes list shows (and edits) it."""
+        return self.name or self.prompt or "(empty prompt)"
+
+    def details(self) -> str:
+        """The second line of its row: `2.0 s · seed 42 · ★★★☆☆`; imported audio says
+        "imported" once, where a generated take has its seed."""
+        parts = [format_seconds(self.seconds),
+                 "imported" if self.imported else f"seed {self.seed}"]
+        if self.rating:
+            parts.append(rating_stars(self.rating))
+        return " · ".join(parts)
 
     def float_audio(self) -> np.ndarray:
         return self.pcm.astype(np.float32) / 32767.0
+
+
+def format_seconds(seconds: float) -> str:
+    """`2.0 s`, `0.35 s`: short takes keep their hundredths."""
+    return f"{seconds:.1f} s" if seconds >= 1.0 else f"{seconds:.2f} s"
+
+
+def rating_stars(rating: int, out_of: int = 5) -> str:
+    """`★★★☆☆` for 3 of 5; empty for an unrated take (0)."""
+    rating = max(0, min(int(rating or 0), out_of))
+    return "★" * rating + "☆" * (out_of - rating) if rating else ""

@@ -1,5 +1,7 @@
 """The session's takes and playback: choosing, showing, renaming and removing takes, and
-playing the selected one (Space plays/pauses, L loops, a click on the waveform seeks).
+playing the selected one (Space plays/pauses, L loops, a click on the waveform seeks, Up/Down
+in the takes list auditions the next take at once, from its start - or from the same place
+while A/B compares finished audio, so the same moment is heard in each take).
 
 What is played and shown for a take is `session.audible(take)`: its raw audio, or its finished
 audio while A/B is on finished (app.finish_controller switches it)."""
@@ -36,6 +38,7 @@ class TakesController(QObject):
         w = view
         w.takes_list.currentItemChanged.connect(self._take_selected)
         w.takes_list.itemChanged.connect(self._take_renamed)
+        w.takes_list.auditionRequested.connect(self.audition_current)
         w.delete_button.clicked.connect(self.delete_current)
         w.delete_action.triggered.connect(self.delete_current)
         w.rename_action.triggered.connect(self.rename_current)
@@ -123,9 +126,7 @@ class TakesController(QObject):
         text = item.text()
         if text != take.title():
             take.name = text.strip()
-            self.view.takes_list.blockSignals(True)
-            item.setText(take.title())
-            self.view.takes_list.blockSignals(False)
+            self.session.show_row(take)  # an emptied name shows the prompt again
 
     def rename_current(self) -> None:
         item = self.view.takes_list.currentItem()
@@ -181,6 +182,25 @@ class TakesController(QObject):
             self.notifier.error(str(exc))
             self._update_playback_state()
 
+    def audition_current(self) -> None:
+        """Up/Down reached another take (already loaded by the selection): play it now, from
+        its start unless A/B is on finished audio (then from the same place)."""
+        if self.session.hear_finished:
+            self._play_here()
+        else:
+            self.play_from_start()
+
+    def _play_here(self) -> None:
+        if self.session.current_take() is None or not self.player.available:
+            return
+        try:
+            self.player.play()
+            self.view.play_button.setText("Pause")
+        except Exception as exc:  # noqa: BLE001 - the device vanished: one sentence, no crash
+            log.exception("playback failed")
+            self.notifier.error(str(exc))
+            self._update_playback_state()
+
     def autoplay(self, _take: Take | None = None) -> None:
         """A new take arrived: play it from the start if Auto-play is on."""
         if self.view.autoplay_check.isChecked() and self.player.available:
@@ -209,4 +229,5 @@ class TakesController(QObject):
 
     def shutdown(self) -> None:
         self.timer.stop()
+        self.session.thumbnails.shutdown()
         QApplication.instance().removeEventFilter(self)

@@ -3,9 +3,14 @@
     xvfb-run -a -s "-screen 0 1400x900x24" python docs/make_screenshot.py docs/screenshot.png
     xvfb-run -a -s "-screen 0 1400x900x24" python docs/make_screenshot.py \\
         docs/finish_panel.png --size 1280x720 --preset "Game SFX one-shot"
+    xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshot.py \\
+        docs/window-1920x1080.png --size 1920x1080
+    xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshot.py \\
+        docs/window-min.png --size min
 
---preset finishes the last take with that finishing preset (and shows it in the Finish
-panel's loudness readout) before the picture is taken.
+--size min takes the window at its minimum size (what it can be shrunk to). --preset
+finishes the last take with that finishing preset (and shows it in the Finish panel's
+loudness readout) before the picture is taken.
 """
 
 from __future__ import annotations
@@ -30,19 +35,22 @@ def _wait(app, done, seconds: float = 120) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("out", nargs="?", default="docs/screenshot.png")
-    parser.add_argument("--size", default="1360x860", help="window size, WIDTHxHEIGHT")
+    parser.add_argument("--size", default="1360x860",
+                        help="window size, WIDTHxHEIGHT, or min for the minimum size")
     parser.add_argument("--preset", help="finish the last take with this preset")
     args = parser.parse_args()
     out = Path(args.out)
-    width, height = (int(v) for v in args.size.lower().split("x"))
+    at_minimum = args.size.lower() == "min"
+    width, height = (0, 0) if at_minimum else (int(v) for v in args.size.lower().split("x"))
     os.environ.setdefault("SA3_STUDIO_HOME", tempfile.mkdtemp(prefix="sa3-shot-"))
+    from PySide6.QtCore import QSize
     from PySide6.QtWidgets import QApplication
 
     from app import build_main_window
 
     app = QApplication.instance() or QApplication([])
     window = build_main_window()
-    window.resize(width, height)
+    window.resize(window.minimumSizeHint() if at_minimum else QSize(width, height))
     window.show()
     ctl = window.studio
     window.findChild(object, "autoplayCheck").setChecked(False)
@@ -61,6 +69,8 @@ def main() -> int:
     label = window.findChild(object, "loudnessLabel")
     _wait(app, lambda: "..." not in label.text(), 30)  # the loudness readout, measured off-thread
     window.tabs.setCurrentIndex(0)
+    if at_minimum:  # the takes may have changed what the window can shrink to
+        window.resize(window.minimumSizeHint())
     for _ in range(50):
         app.processEvents()
         time.sleep(0.01)

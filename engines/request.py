@@ -14,7 +14,13 @@ from pathlib import Path
 
 import numpy as np
 
-from engines.catalog import get_model_set, normalize_backend, normalize_precision, paired_decoder
+from engines.catalog import (
+    get_model_set,
+    normalize_backend,
+    normalize_precision,
+    normalize_tier,
+    paired_decoder,
+)
 from engines.constants import (
     CHANNELS,
     DEFAULT_LIMITER_CEILING,
@@ -24,11 +30,19 @@ from engines.constants import (
     codec_length,
     output_samples,
 )
+from engines.durations import duration_text, same_when_shown
 from engines.errors import RequestError
 from engines.failures import printable
 from engines.sampling import span_to_latents
 
-DEFAULT_SECONDS = 5.0
+# The length a request gets when it names none and has no init audio, by model set: a game
+# sound effect is a second or two, a music cue needs time for a phrase. One rule for the window
+# (its Length box follows the model) and for the command line and batch lists.
+SFX_SECONDS = 2.0
+MUSIC_SECONDS = 30.0
+MIXED_SECONDS = 10.0  # medium makes music and sound effects alike
+DEFAULT_SECONDS_BY_MODEL = {"demo": SFX_SECONDS, "sm-sfx": SFX_SECONDS,
+                            "sm-music": MUSIC_SECONDS, "medium": MIXED_SECONDS}
 MIN_SECONDS = 0.1
 MAX_STEPS = 50
 MAX_SEED = 2**32 - 1
@@ -47,7 +61,7 @@ class GenerationRequest:
     model: str = "demo"
     decoder: str | None = None
     precision: str | None = None
-    seconds: float | None = None  # None: the init audio's length if given, else 5.0
+    seconds: float | None = None  # None: the init audio's length if given, else default_seconds
     steps: int = 8
     seed: int | None = None  # None: random, reported back
     cfg: float = 1.0
@@ -57,6 +71,9 @@ class GenerationRequest:
     inpaint_spans: Sequence[tuple[float, float]] = ()
     limiter_ceiling: float = DEFAULT_LIMITER_CEILING
     backend: str = "auto"
+    # canonical | fp8 | fp8_fast | legacy (SA3 codecs), canonical | coarse (demo); None: the
+    # catalog's default rule (engines.tiers.DEFAULT_RULE) picks it.
+    codec_tier: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,6 +104,7 @@ class ValidatedRequest:
     out_samples: int
     # Latent index ranges [start, end) to REGENERATE (the keep mask is 0 there), merged.
     regen_spans_latent: tuple[tuple[int, int], ...] = ()
+    codec_tier: str | None = None  # as asked (checked against the decoder); None: default rule
     warnings: tuple[str, ...] = field(default_factory=tuple)
 
     def keep_mask(self) -> np.ndarray:
@@ -94,6 +112,20 @@ class ValidatedRequest:
         from engines.sampling import keep_mask
 
         return keep_mask(self.regen_spans_latent, self.latent_len)
+
+
+def default_seconds(model: str) -> float:
+    """The length (seconds) a request for `model` (any accepted name) gets when it gives none."""
+    return DEFAULT_SECONDS_BY_MODEL.get(get_model_set(model).key, SFX_SECONDS)
+
+
+def default_seconds_help() -> str:
+    """The rule in words, for --help: "2 s for demo and sm-sfx, 30 s for sm-music, ..."."""
+    by_length: dict[float, list[str]] = {}
+    for model, seconds in DEFAULT_SECONDS_BY_MODEL.items():
+        by_length.setdefault(seconds, []).append(model)
+    return ", ".join(f"{duration_text(seconds)} for {' and '.join(models)}"
+                     for seconds, models in sorted(by_length.items()))
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,8 +158,8 @@ def _fmt(value: float, places: int = VALUE_PLACES, rounding: str = ROUND_HALF_EV
 
 
 def _seconds(value: float) -> str:
-    """A length in seconds as a person reads it (10 ms steps)."""
-    return _fmt(value, SECONDS_PLACES)
+    """A length as a person reads it, unit included: "1.09 s", "250 ms", "2 min 5 s"."""
+    return duration_text(value)
 
 
 def _echo(value: float, avoid: str = "") -> str:
@@ -320,6 +352,7 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
     precision = (get_model_set(model).default_precision if req.precision is None
                  else normalize_precision(req.precision))
     backend = normalize_backend(req.backend)
+    codec_tier = normalize_tier(req.codec_tier, decoder)
 
     steps = _integer("steps", req.steps, 1, MAX_STEPS)
     if req.seed is None:
@@ -353,15 +386,15 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
     elif init is not None:
         seconds = init.seconds
         if seconds > max_seconds:
-            if _seconds(seconds) != _seconds(max_seconds):  # else the cut is under 10 ms
-                warnings.append(f"The init audio is {_seconds(seconds)} s long; only its "
-                                f"first {_seconds(max_seconds)} s are used.")
+            if not same_when_shown(seconds, max_seconds):  # else the cut is too small to say
+                warnings.append(f"The init audio is {_seconds(seconds)} long; only its "
+                                f"first {_seconds(max_seconds)} are used.")
             seconds = max_seconds
         elif seconds < MIN_SECONDS:
             raise RequestError(f"The init audio is only {_fmt(seconds, 3, ROUND_FLOOR)} s "
                                f"long; it must be at least {_fmt(MIN_SECONDS)} s.")
     else:
-        seconds = DEFAULT_SECONDS
+        seconds = default_seconds(model)
 
     if not prompt:
         warnings.append("The prompt is empty, so the sound is unconditioned.")
@@ -372,14 +405,16 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
     latent_len = codec_length(seconds)
     init_audio: np.ndarray | None = None
     if init is not None:
-        # Compared as shown, so a warning never reads "1.09 s is shorter than 1.09 s".
+        # Compared as shown, so a warning never reads "1.09 s is shorter than 1.09 s"
+        # (rounding is monotone: lengths that read differently compare as they read).
         have, want = _seconds(init.seconds), _seconds(seconds)
-        if asked is not None and Decimal(have) < Decimal(want):
-            warnings.append(f"The init audio ({have} s) is shorter than {want} s; "
-                            f"the rest is silence.")
-        elif asked is not None and Decimal(have) > Decimal(want):
-            warnings.append(f"The init audio ({have} s) is longer than {want} s; "
-                            f"only its first {want} s are used.")
+        if asked is not None and not same_when_shown(init.seconds, seconds):
+            if init.seconds < seconds:
+                warnings.append(f"The init audio ({have}) is shorter than {want}; the rest "
+                                f"is silence.")
+            else:
+                warnings.append(f"The init audio ({have}) is longer than {want}; only its "
+                                f"first {want} are used.")
         init_audio = _fit_frames(init.audio, latent_len * SAMPLES_PER_LATENT)
 
     spans: tuple[tuple[float, float], ...] = ()
@@ -428,5 +463,6 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
         dit_latents=latent_len,
         out_samples=output_samples(seconds),
         regen_spans_latent=latent_spans,
+        codec_tier=codec_tier,
         warnings=tuple(warnings),
     )

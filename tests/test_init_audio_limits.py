@@ -73,12 +73,12 @@ def test_a_request_reads_only_the_init_audio_it_uses(ten_minutes: Path):
     used = init_frames_needed(5.0)
     assert validated.init_audio.shape == (used, 2)
     assert peak < 10 * used * 2 * 4
-    assert ("The init audio (600 s) is longer than 5 s; only its first 5 s are used."
+    assert ("The init audio (10 min) is longer than 5 s; only its first 5 s are used."
             in validated.warnings)
     whole = GenerationRequest(prompt="x", init_audio=ten_minutes, seed=1)
     capped = validate_request(whole, max_seconds=30.0)  # no length asked: the model's limit
     assert capped.seconds == 30.0 and capped.init_audio.shape == (init_frames_needed(30), 2)
-    assert "The init audio is 600 s long; only its first 30 s are used." in capped.warnings
+    assert "The init audio is 10 min long; only its first 30 s are used." in capped.warnings
 
 
 @pytest.mark.parametrize("rate, channels", [(48000, 1), (22050, 2), (96000, 6)])

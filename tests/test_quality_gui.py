@@ -3,6 +3,7 @@ with the flags in words, and "Reroll flagged takes" replacing a flagged take of 
 
 from __future__ import annotations
 
+from app.widgets.take_row_delegate import FLAGS_ROLE
 from engines.finish.quality import describe_flag
 from tests.test_gui import child, generate
 
@@ -35,14 +36,14 @@ def test_quality_badge_and_reroll_of_flagged_takes(qtbot):
         lst = child(win, "takesList")
         flagged = [lst.item(i) for i in range(2)
                    if win.studio.session.take_for(lst.item(i)).seed == 100]
-        assert len(flagged) == 1 and not flagged[0].icon().isNull()
+        assert len(flagged) == 1 and flagged[0].data(FLAGS_ROLE) == ["clipping"]  # its badge
         assert describe_flag("clipping") in flagged[0].toolTip()
-        assert lst.item(0).icon().isNull()  # seed 99: no flags, no badge
+        assert not lst.item(0).data(FLAGS_ROLE)  # seed 99: no flags, no badge
         child(win, "rerollFlaggedCheck").setChecked(True)
         generate(qtbot, win, "gunshot", seconds=0.5, seed=100, variations=2)
         seeds = [win.studio.session.take_for(lst.item(i)).seed for i in (2, 3)]
         assert 100 not in seeds and 101 not in seeds
         assert any("seed 100 was flagged (clipping); trying seed" in m for m in messages)
-        assert all(lst.item(i).icon().isNull() for i in (2, 3))
+        assert all(not lst.item(i).data(FLAGS_ROLE) for i in (2, 3))
     finally:
         win.studio.shutdown()

@@ -32,12 +32,12 @@ def check(**fields: object) -> ValidatedRequest:
 # Defaults and normalisation
 
 
-def test_defaults_give_a_five_second_text_to_audio() -> None:
+def test_defaults_give_the_demos_two_second_text_to_audio() -> None:
     v = check(seed=7)
     assert v.mode == "t2a"
-    assert v.seconds == 5.0
-    assert v.latent_len == v.dit_latents == 54  # ceil(5 * 44100 / 4096)
-    assert v.out_samples == 220500
+    assert v.seconds == 2.0  # engines.request.default_seconds("demo"): a short sound effect
+    assert v.latent_len == v.dit_latents == 32  # the codec's minimum; trimmed after decoding
+    assert v.out_samples == 88200
     assert (v.model, v.decoder, v.precision, v.backend) == ("demo", "demo", "fp32", "auto")
     assert v.steps == 8 and v.seed == 7 and not v.seed_was_random
     assert v.sigma_max == 1.0 and v.use_cfg is False
@@ -269,10 +269,10 @@ def test_long_file_warns_with_its_whole_length(monkeypatch: pytest.MonkeyPatch) 
     _fake_audio_io(monkeypatch, lambda path, max_seconds=None: stereo(max_seconds),
                    frames=30 * 60 * SR)
     v = check(init_audio="long.wav", seed=1, seconds=2.0)
-    assert "The init audio (1800 s) is longer than 2 s; only its first 2 s are used." \
+    assert "The init audio (30 min) is longer than 2 s; only its first 2 s are used." \
         in v.warnings
     limited = validate_request(GenerationRequest("x", init_audio="long.wav", seed=1), 3.0)
-    assert "The init audio is 1800 s long; only its first 3 s are used." in limited.warnings
+    assert "The init audio is 30 min long; only its first 3 s are used." in limited.warnings
 
 
 def test_audio_file_errors_propagate(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -7,12 +7,14 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QLabel, QSlider, QVBoxLayout, QWidget
 
+from app.widgets.waveform import EMPTY_SECONDS, plain_axis_label
 from engines.constants import LATENT_CHANNELS, SAMPLE_RATE, SAMPLES_PER_LATENT
 
 COLORMAP = "CET-D1"  # diverging: latents are signed, zero sits in the middle
 EMPTY_TEXT = "No generation yet"
-# The colour range comes from a subsample: exact enough, and fast for hundreds of MB of steps.
-_RANGE_SAMPLE = 2_000_000
+# The colour range comes from a subsample: exact enough, and fast for hundreds of MB of steps
+# (the GUI thread computes it when a take is shown: 2M values took ~20 ms).
+_RANGE_SAMPLE = 200_000
 _RANGE_PERCENTILE = 99.9
 
 
@@ -43,8 +45,8 @@ class LatentView(QWidget):
         item = self._plot.getPlotItem()
         item.hideButtons()
         item.setMenuEnabled(False)
-        item.setLabel("left", "Latent channel")
-        item.setLabel("bottom", "Time", units="s")
+        plain_axis_label(item, "left", "Latent channel")
+        plain_axis_label(item, "bottom", "Time (s)")
         self._item = pg.ImageItem()
         self._item.setColorMap(pg.colormap.get(COLORMAP))
         item.addItem(self._item)
@@ -113,6 +115,9 @@ class LatentView(QWidget):
         self._slider.blockSignals(False)
         self._slider.setEnabled(False)
         self._label.setText(EMPTY_TEXT)
+        # Empty axes that read like the filled ones (seconds by channels), not -0.5..0.5.
+        self._plot.getPlotItem().getViewBox().setRange(
+            xRange=(0.0, EMPTY_SECONDS), yRange=(0.0, LATENT_CHANNELS), padding=0)
 
     def _show_step(self, index: int) -> None:
         if not len(self._steps):

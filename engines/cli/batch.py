@@ -32,6 +32,7 @@ MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
 BACKENDS = ("auto", "onnxruntime", "tensorrt")
 MAX_JOBS = 64
+CODEC_TIERS = ("canonical", "fp8", "fp8_fast", "legacy", "coarse")  # catalog.TIER_NAMES
 
 _Parser = parser_class("python main.py batch --help")
 
@@ -46,17 +47,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("list", type=Path, metavar="LIST",
                    help="CSV (header row) or JSON (list of objects) with name and prompt, and "
                         "optionally seconds, variations, seed, negative_prompt, model, decoder, "
-                        "precision, steps, cfg, apg, init_audio, init_noise_level, inpaint, "
-                        "loop, preset, category")
+                        "precision, codec_tier, steps, cfg, apg, init_audio, init_noise_level, "
+                        "inpaint, loop, preset, category")
     p.add_argument("--out", type=Path, metavar="DIR", help="output folder (created if missing)")
     p.add_argument("--name", metavar="TEMPLATE", default=DEFAULT_TEMPLATE,
                    help="file names from {name} {prompt} {seed} {n:02} {preset} {date} "
                         f"{{category}} (default {DEFAULT_TEMPLATE})")
     p.add_argument("--model", default="demo", choices=MODELS, help="for rows that give none")
     p.add_argument("--precision", choices=PRECISIONS, help="for rows that give none")
+    p.add_argument("--codec-tier", choices=CODEC_TIERS, metavar="TIER",
+                   help="codec tier for rows that give none: " + ", ".join(CODEC_TIERS)
+                        + " (default: canonical; `models list` shows speed and quality)")
     p.add_argument("--steps", type=int, default=8, help="for rows that give none (default 8)")
-    p.add_argument("--seconds", type=float, help="for rows that give none (default 5, or the "
-                                                 "init audio's length)")
+    from engines.request import default_seconds_help  # lazy: numpy and the catalog
+
+    p.add_argument("--seconds", type=float, help=f"for rows that give none (default by model: "
+                   f"{default_seconds_help()}; or the init audio's length)")
     p.add_argument("--backend", default="auto", choices=BACKENDS)
     p.add_argument("--models-dir", type=Path, help="models root (default <data>/models)")
     p.add_argument("--jobs", type=int, metavar="N",
@@ -96,7 +102,8 @@ def run(args: argparse.Namespace) -> int:
     earlier, problem = read_earlier(out) if out.is_dir() else ([], None)
     if problem:
         warn(problem)
-    defaults = RowDefaults(model=args.model, precision=args.precision, seconds=args.seconds,
+    defaults = RowDefaults(model=args.model, precision=args.precision,
+                           codec_tier=args.codec_tier, seconds=args.seconds,
                            steps=args.steps, backend=args.backend)
     plan = make_plan(sound_list, out, template=args.name, defaults=defaults,
                      finishing_for=_finishing_for(args), earlier=earlier, force=args.force)

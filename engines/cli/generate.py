@@ -39,6 +39,7 @@ MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 DECODERS = ("same-s", "same-l", "demo")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
 BACKENDS = ("auto", "onnxruntime", "tensorrt")
+CODEC_TIERS = ("canonical", "fp8", "fp8_fast", "legacy", "coarse")  # catalog.TIER_NAMES
 MAX_VARIATIONS = 99
 
 
@@ -53,7 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", default="demo", choices=MODELS)
     p.add_argument("--decoder", choices=DECODERS, help="default: the model's paired decoder")
     p.add_argument("--precision", choices=PRECISIONS, help="default: the model's default")
-    p.add_argument("--seconds", type=float, help="length (default 5, or the init audio's length)")
+    p.add_argument("--codec-tier", choices=CODEC_TIERS, metavar="TIER",
+                   help="decoder/encoder tier: " + ", ".join(CODEC_TIERS) + " (default: "
+                        "canonical; fp8 tiers need compute capability 8.9+; coarse is the "
+                        "demo's; `models list` shows speed and quality)")
+    from engines.request import default_seconds_help  # lazy: numpy and the catalog
+
+    p.add_argument("--seconds", type=float, help=f"length (default by model: "
+                   f"{default_seconds_help()}; with --init-audio, its length)")
     p.add_argument("--steps", type=int, default=8, help="sampler steps 1..50 (default 8)")
     p.add_argument("--seed", type=int, help="0..4294967295; random when omitted (reported)")
     p.add_argument("--cfg", type=float, default=1.0, help="guidance scale 0..15; 1 = off")
@@ -132,7 +140,7 @@ def run_generate(args: argparse.Namespace) -> int:
             seed = base_seed if base_seed is None or k == 0 else (base_seed + k) % (MAX_SEED + 1)
             request = GenerationRequest(
                 prompt=prompt, negative_prompt=negative, model=args.model,
-                decoder=args.decoder, precision=args.precision,
+                decoder=args.decoder, precision=args.precision, codec_tier=args.codec_tier,
                 seconds=args.seconds, steps=args.steps, seed=seed, cfg=args.cfg, apg=args.apg,
                 init_audio=args.init_audio, init_noise_level=args.init_noise_level,
                 inpaint_spans=[parse_span(s) for s in args.inpaint],
@@ -211,6 +219,7 @@ def _finished_note(result, record, finished) -> str:
     from engines.store.wavmeta import build_comment
 
     meta = {"prompt": result.request.prompt, "seed": result.seed, "model": result.request.model,
+            "decoder_tier": getattr(result, "codec_tier", None) or None,
             "library_id": record.id if record is not None else None,
             "finish": finished.note()}
     return build_comment(meta)
