@@ -27,7 +27,7 @@ from app.finish_presets import (
     save_panel_preset,
     store_template,
 )
-from app.finish_render import figures, raw_audio, readout, render
+from app.finish_render import figures, prewarm_loudness, raw_audio, readout, render
 from app.services import GpuService, Notifier, TakeModel, UnavailableLibrary
 from app.takes import Take
 from app.widgets.finish_handles import FinishHandles
@@ -40,6 +40,10 @@ log = logging.getLogger(__name__)
 RENDER_DELAY_MS = 150  # a spin box being stepped or typed in renders once it settles
 EDGE_S = 1e-3  # a trim handle this close to the take's edge means "no manual point"
 RAW = "Raw"
+# The raw readout waits until the new take is drawn: measuring it at once competes with the
+# GUI thread for the GIL just when the window paints the take (bench/bench_gui_stall.py).
+FIGURES_DELAY_MS = 250
+PREWARM_DELAY_MS = 300  # once the window is up, load the loudness code off the GUI thread
 
 
 def _is_raw(settings: FinishSettings) -> bool:
@@ -91,6 +95,12 @@ class FinishController(QObject):
         self.refresh_presets(RAW)
         panel.template_edit.setText(load_template(notifier))
         self._show(None)
+        QTimer.singleShot(PREWARM_DELAY_MS, self, self._prewarm)
+
+    def _prewarm(self) -> None:
+        """Import scipy and pyloudnorm on a pool thread while the user types the first prompt:
+        imported with the first take, they held the GIL for 100-150 ms as it was drawn."""
+        self.jobs.submit(("prewarm", None), prewarm_loudness)
 
     # ------------------------------------------------------------------ the selected take
     def _take_selected(self, current, previous) -> None:
@@ -225,7 +235,7 @@ class FinishController(QObject):
                 self._measuring.add(take.take_id)
                 self.jobs.submit(("figures", take.take_id),
                                  partial(lambda pcm: figures(raw_audio(pcm), SAMPLE_RATE),
-                                         take.pcm))
+                                         take.pcm), after_ms=FIGURES_DELAY_MS)
         else:
             label.setText(readout(figs, None))
 

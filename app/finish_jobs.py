@@ -12,7 +12,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +63,24 @@ class BackgroundJobs(QObject):
         self._carrier = _Carrier(self)
         self._carrier.done.connect(self.done)
         self.submitted = 0
+        self._closed = False
 
-    def submit(self, key: object, fn: Callable[[], object]) -> None:
+    def submit(self, key: object, fn: Callable[[], object], *, after_ms: int = 0) -> None:
+        """Run `fn` on the pool; `after_ms` holds it back so work that can wait (a readout, a
+        thumbnail) does not compete for the GIL while the GUI thread draws a new take."""
         self.submitted += 1
-        self.pool.start(_Job(key, fn, self._carrier))
+        job = _Job(key, fn, self._carrier)
+        if after_ms <= 0:
+            self.pool.start(job)
+            return
+        QTimer.singleShot(after_ms, self, lambda: None if self._closed else self.pool.start(job))
 
     def idle(self) -> bool:
         return self.pool.activeThreadCount() == 0
 
     def shutdown(self, timeout_ms: int = 10000) -> None:
         """Drop queued jobs and wait for running ones (each takes milliseconds to seconds)."""
+        self._closed = True
         self.pool.clear()
         if not self.pool.waitForDone(timeout_ms):
             log.error("background jobs did not finish within %d ms", timeout_ms)

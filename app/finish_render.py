@@ -66,6 +66,12 @@ def figures(audio: np.ndarray, rate: int, circular: bool = False) -> Figures:
     return lufs, to_db(peak)
 
 
+def prewarm_loudness() -> None:
+    """Import what measuring loudness needs (scipy's filters, pyloudnorm), for a pool thread."""
+    import pyloudnorm.iirfilter  # noqa: F401
+    from scipy import ndimage, signal  # noqa: F401
+
+
 def raw_audio(pcm: np.ndarray) -> np.ndarray:
     """The raw take as the finishing chain takes it: float (N, 2), the app's 1/32767 scale."""
     return float_from_pcm16(pcm)

@@ -18,8 +18,10 @@ MODELS_WINDOW = "Models > Manage models..."
 ADVANCED = f"Advanced options in {MODELS_WINDOW}"
 
 # Flags that name a choice in a combo box: flag -> the control's label.
-CHOICE_CONTROLS = {"backend": "Backend", "decoder": "Decoder", "precision": "Precision",
-                   "model": "Model", "tier": "Decoder tier"}
+# The window picks its backend itself; the one Backend control is the Models window's.
+CHOICE_CONTROLS = {"backend": f"Backend (under {ADVANCED})", "decoder": "Decoder",
+                   "precision": "Precision", "model": "Model", "tier": "Codec tier",
+                   "codec-tier": "Codec tier"}
 # Flags that name some other control or place: flag -> what the window calls it.
 PLACES = {
     "onnx": "ONNX graphs",
@@ -40,7 +42,7 @@ _VALUE = r"(?!(?:or|and)\b)[A-Za-z0-9](?:[\w:-]|\.(?=\w))*"
 _KNOWN = "|".join(sorted({*BACKEND_ALIASES, *DECODERS, *PRECISION_ALIASES, *MODEL_SETS, *TIERS},
                          key=len, reverse=True))
 _CHOICE = re.compile(
-    _VERB + r"--(backend|decoder|precision|model|tier)"
+    _VERB + r"--(backend|decoder|precision|model|codec-tier|tier)"
     + rf"(?:[ =]({_VALUE}(?:(?:,\s*|\s+or\s+)(?:{_KNOWN})(?![\w-]))*))?", re.IGNORECASE)
 _LEAVE_UNSET = re.compile(r"leave\s+--([a-z][\w-]*)\s+unset", re.IGNORECASE)
 _INIT_AUDIO = re.compile(r"(?:pass\s+)?--init-audio(?:\s+FILE)?", re.IGNORECASE)

@@ -114,6 +114,7 @@ class Player:
         self._reason: str | None = "" if stream_factory is not None else None
 
         self._audio = np.zeros((0, CHANNELS), dtype=np.float32)
+        self._loaded_from: object | None = None  # the array last loaded (see load)
         self._cursor = 0
         self._seek_target = 0
         self._seek_serial = 0
@@ -153,6 +154,13 @@ class Player:
         keep_position the playback position stays where it is, clamped to the new length, so
         switching takes while playing is an instant A/B; otherwise it goes back to 0.
         """
+        if audio is self._loaded_from and self._loaded_from is not None:
+            # the same take again (selected, then auto-played): its samples are already here,
+            # and converting 30 s again costs the GUI thread tens of ms
+            if not keep_position:
+                self._request_seek(0)
+            return
+        source = audio
         audio = np.asarray(audio)
         if audio.ndim == 1:
             audio = audio[:, np.newaxis]
@@ -168,6 +176,7 @@ class Player:
         if not keep_position:
             self._request_seek(0)
         self._audio = converted  # one reference swap: the callback sees the old or the new take
+        self._loaded_from = source
 
     # -- transport ---------------------------------------------------------------------------
 

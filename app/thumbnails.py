@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 THREADS = 1  # reading a few files at a time is plenty; the GUI and finishing need the rest
 QUEUE_LIMIT = 64  # waiting requests kept (about two screens of rows)
+# A new take's thumbnail waits until the take is drawn and starts playing: computed at once,
+# its peaks compete with the GUI thread for the GIL (bench/bench_gui_stall.py).
+START_DELAY_MS = 200
 CACHE_LIMIT = 2000  # pixmaps kept, least recently shown dropped first
 READ_PER_COLUMN = 2048  # frames read per pixel column of a long file (not every frame)
 COLOUR = (90, 170, 235, 255)  # RGBA of the trace
@@ -143,7 +146,7 @@ class ThumbnailCache(QObject):
         while self._waiting and len(self._running) < self._threads:
             full, work = self._waiting.popitem(last=True)
             self._running.add(full)
-            self._jobs.submit(full, work)
+            self._jobs.submit(full, work, after_ms=START_DELAY_MS)
 
     def _done(self, outcome: Outcome) -> None:
         full = outcome.key

@@ -162,6 +162,8 @@ def timed_application(threshold_ms: float = 15.0):
                 return super().notify(receiver, event)
             TimedApplication.depth += 1
             kind = event.type()
+            # named before delivery: a DeferredDelete leaves no receiver to ask afterwards
+            receiver_name = f"{type(receiver).__name__} {receiver.objectName()}".strip()
             start = time.perf_counter()
             try:
                 return super().notify(receiver, event)
@@ -169,7 +171,7 @@ def timed_application(threshold_ms: float = 15.0):
                 TimedApplication.depth -= 1
                 ms = (time.perf_counter() - start) * 1e3
                 if ms > threshold_ms:
-                    key = f"{type(receiver).__name__} {getattr(kind, 'name', kind)}"
+                    key = f"{receiver_name} {getattr(kind, 'name', kind)}"
                     try:  # a timer's owner says whose timer it is
                         owner = receiver.parent() if hasattr(receiver, "parent") else None
                     except RuntimeError:  # deleted by the event itself

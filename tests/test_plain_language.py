@@ -25,6 +25,8 @@ CONTROLS = {"--backend": "Backend", "--decoder": "Decoder", "--precision": "Prec
             "--onnx": "Models > Manage models...", "models download": "Models > Manage models...",
             "--init-audio": "Open init audio", "--cfg": "CFG"}
 
+UNDER = " (under Advanced options in Models > Manage models...)"
+
 
 def every_page(dialog):
     """Each page of the Models dialog in turn, with the advanced options expanded."""
@@ -252,16 +254,17 @@ def test_the_notifier_rewords_every_engine_sentence(qapp, sentences):
     assert len(emitted) == 2 * len(sentences) + 1
     assert [t for t in [*emitted, *notifier.history] if FLAG.search(t)] == []
     said = notifier.failed("x", StudioError("use --backend tensorrt."))
-    assert said == "choose TensorRT in Backend."  # what a dialog shows is the same sentence
+    # what a dialog shows is the same sentence
+    assert said == "choose TensorRT in Backend" + UNDER + "."
 
 
 @pytest.mark.parametrize(("engine", "window"), [
     ("The demo runs on ONNX Runtime only; choose --backend onnxruntime (or auto).",
-     "The demo runs on ONNX Runtime only; choose ONNX Runtime in Backend (or auto)."),
+     "The demo runs on ONNX Runtime only; choose ONNX Runtime in Backend" + UNDER + " (or auto)."),
     ("use --backend tensorrt or --decoder same-s.",
-     "choose TensorRT in Backend or choose SAME-S in Decoder."),
+     "choose TensorRT in Backend" + UNDER + " or choose SAME-S in Decoder."),
     ("choose --precision fp16 or fp32, or --backend tensorrt.",
-     "choose fp16 or fp32 in Precision, or choose TensorRT in Backend."),
+     "choose fp16 or fp32 in Precision, or choose TensorRT in Backend" + UNDER + "."),
     ("choose --precision fp32 or leave it unset.", "choose fp32 in Precision or leave it unset."),
     ("leave --decoder unset.", "leave Decoder at its default."),
     ("raise --cfg above 1 to use it.", "raise CFG above 1 to use it."),
