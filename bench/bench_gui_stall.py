@@ -10,6 +10,10 @@ latent view), and on through `--tail` seconds of auto-play. There is no sound ca
 player gets a null output stream whose thread pulls blocks in real time exactly as PortAudio
 would, which keeps the callback's copying in the measurement.
 
+Window open counts imports: run it where Python may write bytecode (an installed app has its
+.pyc files; with PYTHONDONTWRITEBYTECODE=1 every run compiles ~150 modules, 0.2-0.3 s here):
+    env -u PYTHONDONTWRITEBYTECODE python bench/bench_gui_stall.py  # twice; count the second
+
 Prints, per run, the longest gap and the 99th percentile (ms), and once, the window open time:
 from the start of this process (imports included) to the first painted frame. Goals: window
 open < 1.5 s, longest stall < 50 ms. To find a stall's cause: --events lists the GUI thread's
