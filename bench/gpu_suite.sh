@@ -16,3 +16,5 @@ python3 -m pytest -q -p no:cacheprovider -rfEs --junitxml="$out/gpu-$day-junit.x
     2>&1 | tee "$out/gpu-$day-tests.log" | tail -25
 python3 bench/bench_tensorrt.py --junit "$out/gpu-$day-junit.xml" --out "$out/gpu-$day.json" \
     2>&1 | tee "$out/gpu-$day.log"
+python3 bench/bench_tier_switch.py --out "$out/tier-switch-$day.json" \
+    2>&1 | tee "$out/tier-switch-$day.log"
