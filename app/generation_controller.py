@@ -12,6 +12,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
 from app.texts import LIST_RUNNING, NEGATIVE_OFF_HELP
+from app.widgets.tier_widgets import chosen
 from app.worker import Finished, Reroll
 from engines.catalog import get_model_set
 from engines.durations import duration_text
@@ -114,7 +115,8 @@ class GenerationController(QObject):
         kwargs = dict(
             prompt=w.prompt_edit.toPlainText(), negative_prompt=w.negative_edit.text(),
             model=w.model_combo.currentData() or "demo", decoder=w.decoder_combo.currentData(),
-            precision=w.precision_combo.currentData(), seconds=w.seconds_spin.value(),
+            precision=chosen(w.precision_combo), codec_tier=chosen(w.codec_tier_combo),
+            seconds=w.seconds_spin.value(),
             steps=w.steps_spin.value(), seed=seed, cfg=w.cfg_spin.value(),
             apg=w.apg_spin.value())
         if init_take is not None:

@@ -14,6 +14,7 @@ from app.library_browsing import LibraryBrowsing, restore_finishing, take_from_r
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
 from app.texts import LIST_RUNNING
+from app.widgets.tier_widgets import choose
 from engines.catalog import MODEL_SETS
 from engines.failures import shown
 
@@ -61,6 +62,10 @@ class LibraryController(QObject):
     # ------------------------------------------------------------------ the list
     def refresh_library(self, *_args) -> None:
         panel = self.panel
+        try:
+            panel.set_tiers(self.library.tiers())
+        except Exception:  # noqa: BLE001 - the filter keeps its old list; the search goes on
+            log.info("could not list the library's codec tiers", exc_info=True)
         query = panel.query()
         try:
             records = self.library.search(**query, limit=PAGE_LIMIT)
@@ -144,10 +149,11 @@ class LibraryController(QObject):
         index = w.model_combo.findData(record.model)
         if index >= 0:
             w.model_combo.setCurrentIndex(index)
-        for combo, value in ((w.decoder_combo, record.decoder),
-                             (w.precision_combo, record.precision)):
-            found = combo.findData(value)
-            combo.setCurrentIndex(found if found >= 0 else 0)
+        found = w.decoder_combo.findData(record.decoder)
+        w.decoder_combo.setCurrentIndex(found if found >= 0 else 0)
+        # each choice refills the next (app.tier_combos): decoder, precision, codec tier
+        choose(w.precision_combo, record.precision)
+        choose(w.codec_tier_combo, record.decoder_tier)
         w.seconds_spin.setValue(record.seconds)
         w.steps_spin.setValue(record.steps)
         w.cfg_spin.setValue(record.cfg)

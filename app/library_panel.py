@@ -42,6 +42,7 @@ SORTS = {"Newest first": ("created", True), "Oldest first": ("created", False),
          "Longest": ("seconds", True)}
 PERIODS = {"Any time": None, "Today": 1, "Last 7 days": 7, "Last 30 days": 30}
 PAGE = 500
+ANY_TIER = "Any tier"
 HEADER_KEY = "library/header"  # the table's column widths, order, hidden columns and sort
 HIDDEN_AT_FIRST = (MODEL, CREATED)  # the side panel is narrow; the header menu shows them
 SAVE_DELAY_MS = 500
@@ -89,7 +90,13 @@ class LibraryPanel(QWidget):
         filters.addWidget(self.favourite_filter, 0, 1)
         filters.addWidget(self.rating_filter, 1, 0)
         filters.addWidget(self.period_filter, 1, 1)
-        filters.addWidget(self.sort_combo, 2, 0, 1, 2)
+        # the codec tier a take was decoded with (issue 14); filled by the controller from
+        # the tiers the library holds
+        self.tier_filter = _named(QComboBox(), "libraryTierCombo")
+        self.tier_filter.addItem(ANY_TIER, None)
+        self.tier_filter.setToolTip("Show only takes decoded with this codec tier")
+        filters.addWidget(self.tier_filter, 2, 0)
+        filters.addWidget(self.sort_combo, 2, 1)
         layout.addLayout(filters)
 
         self.model = LibraryModel()
@@ -139,7 +146,7 @@ class LibraryPanel(QWidget):
         layout.addLayout(row)
 
         self.search_edit.textChanged.connect(self.searchChanged)
-        for combo in (self.model_filter, self.period_filter, self.sort_combo):
+        for combo in (self.model_filter, self.period_filter, self.sort_combo, self.tier_filter):
             combo.currentIndexChanged.connect(self.searchChanged)
         self.sort_combo.currentIndexChanged.connect(self._sort_menu_chosen)
         self.favourite_filter.toggled.connect(self.searchChanged)
@@ -210,8 +217,27 @@ class LibraryPanel(QWidget):
         return {"text": self.search_edit.text().strip(),
                 "model": self.model_filter.currentData(),
                 "favourite": True if self.favourite_filter.isChecked() else None,
-                "min_rating": self.rating_filter.value(), "since": since, "sort": sort,
+                "min_rating": self.rating_filter.value(), "since": since,
+                "tier": self.tier_filter.currentData(), "sort": sort,
                 "descending": descending}
+
+    def set_tiers(self, tiers: list[str]) -> None:
+        """The tiers to filter by: "Any tier" and those the library holds; the chosen one
+        stays chosen (it is listed even while no take has it, so the choice is visible)."""
+        combo = self.tier_filter
+        current = combo.currentData()
+        names = list(tiers) + ([current] if current and current not in tiers else [])
+        if [combo.itemData(i) for i in range(1, combo.count())] == names:
+            return
+        blocked = combo.blockSignals(True)
+        try:
+            combo.clear()
+            combo.addItem(ANY_TIER, None)
+            for name in names:
+                combo.addItem(f"{name} tier", name)
+            combo.setCurrentIndex(max(combo.findData(current), 0))
+        finally:
+            combo.blockSignals(blocked)
 
     def selected_records(self) -> list:
         rows = sorted({index.row() for index in self.view.selectionModel().selectedRows()})

@@ -2,11 +2,12 @@
 app.studio.Studio composes (app/*_controller.py).
 
 Object names (a contract for tests and assistive tools): promptEdit, negativePromptEdit,
-modelCombo, decoderCombo, precisionCombo, secondsSpin, stepsSpin, cfgSpin, apgSpin, seedEdit,
-seedLockCheck, generateButton, rerollButton, variationsSpin, rerollFlaggedCheck, cancelButton,
-takesList, waveformView, spectrogramView, latentView, playButton, loopCheck, initNoiseSlider,
-exportButton, statusBar, renderListAction, renderListProgress, renderListCancelButton,
-mainSplitter, shortcutsAction, aboutAction, and the Finish panel's (app.widgets.finish_panel:
+modelCombo, decoderCombo, precisionCombo, codecTierCombo, secondsSpin, stepsSpin, cfgSpin,
+apgSpin, seedEdit, seedLockCheck, generateButton, rerollButton, variationsSpin,
+rerollFlaggedCheck, cancelButton, takesList, waveformView, spectrogramView, latentView,
+playButton, loopCheck, initNoiseSlider, exportButton, compareTiersButton, statusBar,
+renderListAction, renderListProgress, renderListCancelButton, mainSplitter, shortcutsAction,
+aboutAction, and the Finish panel's (app.widgets.finish_panel:
 finishPanel, presetCombo, loudnessLabel, loopButton, abButton, ...).
 
 The look is app.theme's (applied when the first window is built); the menus are
@@ -53,6 +54,7 @@ from app.widgets.fitting import FullNameCombo, SettingsScroll
 from app.widgets.latent_view import LatentView
 from app.widgets.spectrogram import SpectrogramView
 from app.widgets.takes_list import TakesListWidget
+from app.widgets.tier_widgets import add_compare_button, add_tier_rows
 from app.widgets.waveform import WaveformView
 
 log = logging.getLogger(__name__)
@@ -121,6 +123,7 @@ class MainWindow(QMainWindow):
         form.addRow("Model", self.model_combo)
         form.addRow("Decoder", self.decoder_combo)
         form.addRow("Precision", self.precision_combo)
+        add_tier_rows(self, form)  # Codec tier, and what the chosen tiers cost and give
         self.seconds_spin = _named(QDoubleSpinBox(), "secondsSpin")
         self.seconds_spin.setRange(0.1, 380.4)
         self.seconds_spin.setDecimals(2)
@@ -296,6 +299,7 @@ class MainWindow(QMainWindow):
         grid.addWidget(self.export_button, 0, 1)
         grid.addWidget(self.copy_button, 1, 0)
         grid.addWidget(self.delete_button, 1, 1)
+        add_compare_button(self, grid, 2)
         layout.addLayout(grid)
         self.library_panel = LibraryPanel()
         tabs = _named(QTabWidget(), "sideTabs")

@@ -122,7 +122,8 @@ class ModelManagerDialog(QDialog):
         catalog = default_catalog()
         self.catalog = catalog
         report = machine_report(catalog.gpu, tensorrt=catalog.tensorrt_version)
-        self.installed_page.fill(report.lines(), installed_sets(catalog), catalog.roots)
+        self.installed_page.fill(report.lines(), installed_sets(catalog), catalog.roots,
+                                 catalog)  # and what each set's defaults would pick
         if catalog.gpu is not None and not self.arch_edit.text():
             self.arch_edit.setText(catalog.gpu.sm)
         self.folders_list.clear()

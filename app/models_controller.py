@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 
 from app.gui_words import for_window
 from app.services import GpuService, Notifier
+from app.tier_combos import TierCombos
 from engines.catalog import BACKEND_LABELS, DECODERS, MODEL_SETS, get_model_set
 
 log = logging.getLogger(__name__)
@@ -35,6 +36,7 @@ class ModelsController(QObject):
         self.notifier = notifier
         self.catalog = default_catalog()
         self.models_dialog = None
+        self.tiers = TierCombos(view, lambda: self.catalog, self)
         view.model_combo.currentIndexChanged.connect(self._model_changed)
         view.models_action.triggered.connect(self.open_models_dialog)
         self.fill_models()
@@ -109,27 +111,17 @@ class ModelsController(QObject):
         key = self.current_model()
         model_set = get_model_set(key)
         w = self.view
-        w.decoder_combo.clear()
-        paired = DECODERS[model_set.default_decoder].label.split(" (")[0]
-        w.decoder_combo.addItem(f"Paired ({paired})", None)
-        if key != "demo":
-            for decoder in ("same-s", "same-l"):
-                w.decoder_combo.addItem(DECODERS[decoder].label, decoder)
-        w.precision_combo.clear()
-        w.precision_combo.addItem(f"Default ({model_set.default_precision})", None)
-        gpu = self.catalog.gpu
-        for precision in ("fp16", "fp32", "fp8"):
-            w.precision_combo.addItem(precision, precision)
-            index = w.precision_combo.count() - 1
-            reason = None
-            if key == "demo" and precision != "fp32":
-                reason = "The demo model has fp32 weights only."
-            elif precision == "fp8" and (gpu is None or not gpu.has_fp8):
-                reason = ("fp8 needs a graphics card with FP8 support (RTX 40 series, H100 "
-                          "or newer); this machine has none.")
-            if reason:
-                w.precision_combo.model().item(index).setEnabled(False)
-                w.precision_combo.setItemData(index, reason, Qt.ItemDataRole.ToolTipRole)
+        blocked = w.decoder_combo.blockSignals(True)  # one refill of the tiers, below
+        try:
+            w.decoder_combo.clear()
+            paired = DECODERS[model_set.default_decoder].label.split(" (")[0]
+            w.decoder_combo.addItem(f"Paired ({paired})", None)
+            if key != "demo":
+                for decoder in ("same-s", "same-l"):
+                    w.decoder_combo.addItem(DECODERS[decoder].label, decoder)
+        finally:
+            w.decoder_combo.blockSignals(blocked)
+        self.tiers.fill_for_model(key)  # Precision and Codec tier, with speed and quality
         w.seconds_spin.setMaximum(model_set.max_seconds)
         banner = model_set.label
         if key == "demo":

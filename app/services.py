@@ -178,7 +178,9 @@ class TakeModel(QObject):
                 self.list.blockSignals(blocked)
 
     # ------------------------------------------------------------------ takes
-    def add_take(self, take: Take, select: bool = True) -> QListWidgetItem:
+    def add_take(self, take: Take, select: bool = True,
+                 after: Take | None = None) -> QListWidgetItem:
+        """Append the take (or put it right after `after`, as tier comparisons are)."""
         self.takes[take.take_id] = take
         item = QListWidgetItem(take.title())
         item.setData(TAKE_ROLE, take.take_id)
@@ -186,8 +188,12 @@ class TakeModel(QObject):
         self._fill_row(item, take)
         self._thumbnail(take)  # the session holds few takes: each row's waveform is asked now
         lst = self.list
+        anchor = self.item_for(after) if after is not None else None
         lst.blockSignals(True)
-        lst.addItem(item)
+        if anchor is not None:
+            lst.insertItem(lst.row(anchor) + 1, item)
+        else:
+            lst.addItem(item)
         lst.blockSignals(False)
         if select:
             lst.setCurrentItem(item)

@@ -28,6 +28,7 @@ from app.services import (
     open_library,
 )
 from app.takes_controller import TakesController
+from app.tier_compare import CompareTiersController
 from app.widgets.shortcuts_sheet import show_about, show_shortcuts_sheet
 from app.window_state import Choices, WindowState, select_enabled
 
@@ -58,6 +59,7 @@ class Studio(QObject):
             window, notifier, session, gpu, library, self, player=player,
             file_for=self.export_controller.file_for)
         self.batch_controller = BatchController(window, notifier, session, gpu, self)
+        self.compare_controller = CompareTiersController(window, notifier, session, gpu, self)
         # between controllers: Qt signals only
         refresh = self.library_controller.refresh_library
         self.generation_controller.libraryChanged.connect(refresh)

@@ -39,6 +39,9 @@ class Take:
     finished: object | None = None
     loop_recipe: dict | None = None  # a stored chain's loop ({"method", "seed"}) to make again
     rating: int = 0  # the library's 0-5 stars, shown in the takes list
+    # Compare tiers (issue 14): the take_id of the take whose latents this one was decoded
+    # again from, set on both; flipping inside one group keeps the playhead's place.
+    tier_group: int | None = None
     take_id: int = field(default_factory=lambda: next(_ids))
 
     @property
@@ -65,6 +68,33 @@ class Take:
         if self.rating:
             parts.append(rating_stars(self.rating))
         return " · ".join(parts)
+
+    @property
+    def codec_tier(self) -> str:
+        """The codec tier whose decoder made the audio ("" for imported or library takes)."""
+        return getattr(self.result, "codec_tier", "") or ""
+
+    def engine_words(self) -> str:
+        """Which DiT precision, codec tier and engine files made the take, in one sentence; ""
+        when the session does not know (imported audio, a take reopened from the library)."""
+        result = self.result
+        files = getattr(result, "files", None)
+        if files is None:
+            return ""
+        from engines.catalog import BACKEND_LABELS
+        from engines.tiers import CODEC_INFO, precision_info
+
+        req = result.request
+        try:
+            dit = precision_info(req.precision).label
+        except KeyError:
+            dit = str(req.precision)
+        tier = self.codec_tier or "unknown"
+        codec = CODEC_INFO.get((req.decoder, tier))
+        tier_text = f"the {tier} codec tier" + (f" ({codec.summary})" if codec else "")
+        names = ", ".join(Path(p).name for p in files.all_paths())
+        where = BACKEND_LABELS.get(result.backend, result.backend)
+        return f"Made with {tier_text} and the {dit} DiT on {where}; engine files: {names}."
 
     def float_audio(self) -> np.ndarray:
         return self.pcm.astype(np.float32) / 32767.0

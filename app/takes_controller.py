@@ -1,7 +1,8 @@
 """The session's takes and playback: choosing, showing, renaming and removing takes, and
 playing the selected one (Space plays/pauses, L loops, a click on the waveform seeks, Up/Down
 in the takes list auditions the next take at once, from its start - or from the same place
-while A/B compares finished audio, so the same moment is heard in each take).
+while A/B compares finished audio, or between a take and its codec tier comparisons, so the
+same moment is heard in each take).
 
 What is played and shown for a take is `session.audible(take)`: its raw audio, or its finished
 audio while A/B is on finished (app.finish_controller switches it)."""
@@ -35,6 +36,7 @@ class TakesController(QObject):
         self.notifier = notifier
         self.session = session
         self.player = player
+        self._within_tier_group = False  # the last selection moved inside a tier group
         w = view
         w.takes_list.currentItemChanged.connect(self._take_selected)
         w.takes_list.itemChanged.connect(self._take_renamed)
@@ -72,14 +74,22 @@ class TakesController(QObject):
         return False
 
     # ------------------------------------------------------------------ takes
-    def _take_selected(self, current, _previous) -> None:
+    def _take_selected(self, current, previous) -> None:
         take = self.session.take_for(current)
+        before = self.session.take_for(previous)
+        # a tier comparison of the same latents is heard from the same place (issue 14)
+        self._within_tier_group = (take is not None and before is not None
+                                   and take.tier_group is not None
+                                   and take.tier_group == before.tier_group)
         if take is None:
             self.view.waveform.clear()
             self.view.spectrogram.clear()
             self.view.latent_view.clear()
             return
         self.show_take(take)
+        words = take.engine_words()
+        if words:  # which codec tier and engine files made it
+            self.notifier.status(words)
         if self.player.available:
             # instant A/B while playing
             self.player.load(self.session.audible(take).audio, keep_position=True)
@@ -184,8 +194,9 @@ class TakesController(QObject):
 
     def audition_current(self) -> None:
         """Up/Down reached another take (already loaded by the selection): play it now, from
-        its start unless A/B is on finished audio (then from the same place)."""
-        if self.session.hear_finished:
+        its start unless A/B is on finished audio or the two takes are tiers of the same
+        latents (then from the same place)."""
+        if self.session.hear_finished or self._within_tier_group:
             self._play_here()
         else:
             self.play_from_start()

@@ -127,11 +127,17 @@ class GpuWorker(QObject):
         self._library = None
         self.cancel_flag = threading.Event()
 
+    def generator(self):
+        """The Generator, created on first use. Call it on this thread only: it owns every
+        engine object (a Task's fn may call it, since tasks run here too)."""
+        if self._generator is None:
+            self._generator = self._make_generator()
+        return self._generator
+
     @Slot(object)
     def run_batch(self, batch: Batch) -> None:
         try:
-            if self._generator is None:  # created lazily, on this thread
-                self._generator = self._make_generator()
+            self.generator()
             for job in batch.jobs:
                 if self.cancel_flag.is_set():
                     self.cancelled.emit(batch.batch_id)
@@ -180,9 +186,7 @@ class GpuWorker(QObject):
         from engines.finish.loop import make_loop
 
         try:
-            if self._generator is None:
-                self._generator = self._make_generator()
-            generator = self._generator
+            generator = self.generator()
 
             def generate(request):
                 return float_from_pcm16(generator.generate(request, None,
@@ -206,9 +210,7 @@ class GpuWorker(QObject):
         """Render a sound list take by take with this thread's Generator; the cancel flag stops
         it after the current take (the list's manifest stays valid)."""
         try:
-            if self._generator is None:
-                self._generator = self._make_generator()
-            summary = job.fn(self._generator, self.cancel_flag)
+            summary = job.fn(self.generator(), self.cancel_flag)
         except StudioError as exc:
             log.info("sound list refused: %s", exc, exc_info=True)
             self.listFailed.emit(job.job_id, str(exc))

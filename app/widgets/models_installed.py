@@ -24,10 +24,12 @@ from PySide6.QtWidgets import (
 
 from app.gui_words import for_window
 from app.widgets.models_advanced import wrapped
+from app.widgets.tier_widgets import pick_words
 from engines.catalog import BACKEND_LABELS
 from engines.models.inventory import InstalledSet, human_size
 
 HEADERS = ["Model set, file or backend", "Size, or whether it runs here"]
+PICK_HINT = "Select a model set to read what Generate would use for it, and why."
 
 
 class WrappingDelegate(QStyledItemDelegate):
@@ -96,12 +98,21 @@ class InstalledPage(QWidget):
         self.details = wrapped("Select a row to read it in full here.", "installedDetails")
         self.details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.details)
+        # what Generate would pick for the selected set, and why (issue 14)
+        self.pick_label = wrapped(PICK_HINT, "installedPickLabel")
+        self.pick_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.pick_label)
+        self.picks: dict[str, str] = {}
         self.tree.currentItemChanged.connect(self._show_details)
 
     def fill(self, machine_lines: list[str], entries: list[InstalledSet],
-             roots: tuple[Path, ...]) -> None:
+             roots: tuple[Path, ...], catalog=None) -> None:
+        """`catalog` (engines.catalog.Catalog) says what each set's defaults would pick."""
         self.machine_label.setText("\n".join(for_window(line) for line in machine_lines))
         self.tree.clear()
+        self.picks = ({entry.label: pick_words(catalog, entry.model) for entry in entries}
+                      if catalog is not None else {})
+        self.pick_label.setText(PICK_HINT)
         for entry in entries:
             files = (f"{len(entry.files)} file(s), {human_size(entry.total_bytes)}"
                      if entry.files else "not downloaded")
@@ -120,6 +131,12 @@ class InstalledPage(QWidget):
         if item is None:
             return
         self.details.setText(f"{item.toolTip(0)}: {item.toolTip(1)}")
+        top = item
+        while top.parent() is not None:
+            top = top.parent()
+        pick = self.picks.get(top.text(0))
+        if pick:
+            self.pick_label.setText(f"{top.text(0)}: {pick}")
 
 
 def _item(name: str, state: str, full_name: str | None = None) -> QTreeWidgetItem:

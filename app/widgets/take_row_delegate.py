@@ -42,6 +42,9 @@ def fill_take_row(item: QListWidgetItem, take) -> None:
     full = f"{take.title()}\n{take.details()}{model}"
     if take.prompt and take.prompt != take.title():
         full += f"\n{take.prompt}"
+    made_with = take.engine_words()  # which tier and engine files made it (issue 14)
+    if made_with:
+        full += f"\n{made_with}"
     item.setToolTip(quality_tooltip(full, take.quality))
 
 
