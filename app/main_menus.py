@@ -51,3 +51,9 @@ def build_menus(window: QMainWindow) -> None:
     w.shortcuts_action.setShortcut("F1")
     w.about_action = help_menu.addAction(icon("app"), "&About SA3 Studio")
     w.about_action.setObjectName("aboutAction")
+    # The menus, kept by the window: PySide's QAction.menu() hands back a wrapper that owns
+    # the menu, and collecting it deleted the menu with its actions (seen on Python 3.12).
+    w.menus = (file_menu, models_menu, take_menu, help_menu)
+    for menu, name in zip(w.menus, ("fileMenu", "modelsMenu", "takeMenu", "helpMenu"),
+                          strict=True):
+        menu.setObjectName(name)

@@ -3,11 +3,13 @@
 #   .whl/  wheels for Python 3.12 (soundfile, soxr, platformdirs, sounddevice, cffi, pycparser,
 #          pyloudnorm, tqdm, wavinfo, lxml)
 #   .whl-scipy/  the scipy wheel alone (35 MB): with .qt it would pass the 64 MiB one device
-#          call carries, so it travels in a call of its own first and stays there (an ignored
-#          path the next call does not name is kept on the warm machine).
+#          call carries, so it travels in a call of its own first, copied to /tmp/sa3-wheels
+#          there (see bench/gpu_suite.sh).
 #   .qt/qt.tar.xz  PySide6 trimmed to the modules the app uses (the full wheel is 97 MB, over
 #          the 64 MiB a device call carries), shiboken6, pyqtgraph, pytest-qt, the system
 #          libraries Qt and PortAudio load (from this Debian machine) and ALSA's config.
+#   .qt/fonts.tar.xz  DejaVu and a fonts.conf: the GPU machine has no fonts, and Qt without
+#          fonts measures every text wider than any user's machine (the layout tests fail).
 # Run here (Debian, with libportaudio2 installed), from the repository root; both folders are
 # git-ignored through .git/info/exclude.
 set -euo pipefail
@@ -50,4 +52,8 @@ cp -L /usr/lib/x86_64-linux-gnu/libportaudio.so.2 "$work/syslib/"
 ln -sf libportaudio.so.2 "$work/syslib/libportaudio.so"
 cp -r /usr/share/alsa "$work/alsa"
 mkdir -p .qt && tar -C "$work" -cJf .qt/qt.tar.xz site syslib alsa
+mkdir -p "$work/fonts" && cp /usr/share/fonts/truetype/dejavu/*.ttf "$work/fonts/"
+printf '<?xml version="1.0"?>\n<fontconfig><dir>/tmp/fonts</dir><cachedir>/tmp/fonts/cache</cachedir></fontconfig>\n' \
+    > "$work/fonts/fonts.conf"
+tar -C "$work" -cJf .qt/fonts.tar.xz fonts
 ls -la .whl .whl-scipy .qt

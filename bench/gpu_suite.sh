@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # On the GPU machine: the whole test suite (junit), then the TensorRT benchmark, results into
 # bench/results/ and $OUT. Carry .whl and .qt made by bench/device_bundle.sh, after a first
-# call that carried .whl-scipy alone (it stays on the warm machine).
+# call that carried .whl-scipy alone and ran `mkdir -p /tmp/sa3-wheels && cp .whl-scipy/*.whl
+# /tmp/sa3-wheels/` (a carried path is removed by the next call; /tmp stays while it is warm).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 day=$(date +%Y%m%d)
 out=${OUT:-bench/results}
 tar -C /tmp -xJf .qt/qt.tar.xz
+[ -f .qt/fonts.tar.xz ] && tar -C /tmp -xJf .qt/fonts.tar.xz
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-    --target /tmp/site .whl/*.whl .whl-scipy/*.whl
+    --target /tmp/site .whl/*.whl $(ls .whl-scipy/*.whl /tmp/sa3-wheels/*.whl 2>/dev/null)
 export PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/syslib:${LD_LIBRARY_PATH:-} \
-    QT_QPA_PLATFORM=offscreen ALSA_CONFIG_PATH=/tmp/alsa/alsa.conf PYTHONUNBUFFERED=1
+    QT_QPA_PLATFORM=offscreen ALSA_CONFIG_PATH=/tmp/alsa/alsa.conf PYTHONUNBUFFERED=1 \
+    FONTCONFIG_FILE=/tmp/fonts/fonts.conf
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 python3 -m pytest -q -p no:cacheprovider -rfEs --junitxml="$out/gpu-$day-junit.xml" \
     2>&1 | tee "$out/gpu-$day-tests.log" | tail -25

@@ -71,6 +71,19 @@ def _fresh_gpu_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     gpu_probe.probe_gpu.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _collect_dead_windows(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test with widgets, free the Python wrappers of the Qt objects it made. A window
+    and its controllers hold each other, so without a collection their wrappers outlive the
+    C++ objects; a later object at the same address can then be handed such a dead wrapper
+    ("Internal C++ object already deleted"), as seen on the GPU machine's long runs."""
+    yield
+    if "qtbot" in request.fixturenames:
+        import gc
+
+        gc.collect()
+
+
 @pytest.fixture
 def no_gpu(monkeypatch: pytest.MonkeyPatch, _fresh_gpu_probe: None) -> None:
     """This test means a machine without an NVIDIA GPU, whatever machine runs it."""

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenu
 
 from engines.finish.names import DEFAULT_TEMPLATE
 
@@ -86,7 +87,7 @@ def comparable_sidecar(path: Path) -> dict:
 def test_the_action_opens_the_dialog_with_the_batch_defaults(qtbot, window):
     action = child(window, "renderListAction")
     assert action.text().replace("&", "") == "Render sound list..."
-    file_menu = window.menuBar().actions()[0].menu()
+    file_menu = window.findChild(QMenu, "fileMenu")
     assert action in file_menu.actions()
     assert not child(window, "renderListProgress").isVisible()
     action.trigger()

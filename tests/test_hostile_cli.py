@@ -16,6 +16,8 @@ import os
 import random
 import shutil
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -280,6 +282,18 @@ def a_file(name: str):
         (ctx.root / name).write_bytes(b"not a folder\n")
 
     return setup
+
+
+def onnxruntime_takes_long_command_lines(_ctx: Ctx) -> None:
+    """The GPU machine's onnxruntime 1.30 crashed (SIGSEGV, inside its own import) whenever
+    the command line held 100 KB, before any of our code ran; 1.32 here does not. Where
+    importing it alone under such a command line crashes, the case cannot say anything about
+    us."""
+    probe = subprocess.run([sys.executable, "-c", "import onnxruntime", "x" * 100_000],
+                           capture_output=True, timeout=120)
+    if probe.returncode < 0:
+        pytest.skip(f"this onnxruntime crashes on import with a 100 KB command line "
+                    f"(signal {-probe.returncode}), before any SA3 Studio code runs")
 
 
 def unreadable_init(ctx: Ctx) -> None:
@@ -714,7 +728,8 @@ CASES: list[Case] = [
     # -- cousins: prompts --
     Case("empty-prompt", gen_args(prompt=""), (0, 2), creates=GEN_OUT),
     Case("blank-prompt", gen_args(prompt=" \t "), (0, 2), creates=GEN_OUT),
-    Case("prompt-100k-chars", gen_args(prompt="rain " * 20000), 0, creates=GEN_OUT,
+    Case("prompt-100k-chars", gen_args(prompt="rain " * 20000), 0,
+         onnxruntime_takes_long_command_lines, creates=GEN_OUT,
          warns=("token",), check=audio_written("{out}/a.wav")),
     Case("prompt-100k-chars-bad-seconds", gen_args("--seconds", "nan",
                                                    prompt="rain " * 20000), 2),

@@ -92,12 +92,10 @@ def gather_shortcuts(window: QMainWindow) -> list[ShortcutEntry]:
             seen.update(_same_key(k) for k in raw)
             entries.append(ShortcutEntry(keys, does, menu))
 
-    for top in window.menuBar().actions():
-        menu = top.menu()
-        if menu is None:
-            continue
+    # The window's own list of menus, never QAction.menu(): see app.main_menus.
+    for menu in getattr(window, "menus", ()):
         for action in menu.actions():
-            if action.isSeparator() or action.menu() is not None:
+            if action.isSeparator():
                 continue
             raw = [seq.toString() for seq in action.shortcuts()] or \
                 [str(action.property(HINT_PROPERTY) or "")]
