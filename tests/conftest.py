@@ -71,6 +71,17 @@ def _fresh_gpu_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     gpu_probe.probe_gpu.cache_clear()
 
 
+@pytest.fixture
+def window(qtbot):
+    """The real window on the demo set (a test file may define its own)."""
+    from app import build_main_window
+
+    win = build_main_window()
+    qtbot.addWidget(win)
+    yield win
+    win.studio.shutdown()
+
+
 @pytest.fixture(autouse=True)
 def _collect_dead_windows(request: pytest.FixtureRequest) -> Iterator[None]:
     """After a test with widgets, free the Python wrappers of the Qt objects it made. A window

@@ -18,26 +18,11 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 
 from engines.finish.names import DEFAULT_TEMPLATE
+from tests.gui_support import child
 
 REPO = Path(__file__).resolve().parent.parent
 WAIT_MS = 120_000
 BAD_ROW = "line 3: seconds 'abc' is not a number; write it like 1.5."
-
-
-@pytest.fixture
-def window(qtbot):
-    from app import build_main_window
-
-    win = build_main_window()
-    qtbot.addWidget(win)
-    yield win
-    win.studio.shutdown()
-
-
-def child(win, name: str):
-    widget = win.findChild(object, name)
-    assert widget is not None, name
-    return widget
 
 
 def three_rows(folder: Path) -> Path:

@@ -11,24 +11,9 @@ import soundfile as sf
 
 from app.takes import Take
 from engines.constants import SAMPLES_PER_LATENT
+from tests.gui_support import child
 
 WAIT_MS = 60_000
-
-
-@pytest.fixture
-def window(qtbot):
-    from app import build_main_window
-
-    win = build_main_window()
-    qtbot.addWidget(win)
-    yield win
-    win.studio.shutdown()
-
-
-def child(win, name: str):
-    widget = win.findChild(object, name)
-    assert widget is not None, name
-    return widget
 
 
 def generate(qtbot, win, prompt: str, *, seconds: float = 1.0, seed: int | None = 7,

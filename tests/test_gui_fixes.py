@@ -18,25 +18,10 @@ from PySide6.QtGui import QImage, QPainter
 from engines.constants import SAMPLE_RATE, SAMPLES_PER_LATENT
 from engines.durations import duration_text, same_when_shown
 from engines.request import GenerationRequest, default_seconds, validate_request
+from tests.gui_support import child
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_MS = 60_000
-
-
-@pytest.fixture
-def window(qtbot):
-    from app import build_main_window
-
-    win = build_main_window()
-    qtbot.addWidget(win)
-    yield win
-    win.studio.shutdown()
-
-
-def child(win, name: str):
-    widget = win.findChild(object, name)
-    assert widget is not None, name
-    return widget
 
 
 def generate(qtbot, win, seconds: float | None = None, seed: int = 3) -> None:
