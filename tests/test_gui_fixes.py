@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QApplication
 
 from engines.constants import SAMPLE_RATE, SAMPLES_PER_LATENT
 from engines.durations import duration_text, same_when_shown
@@ -51,6 +52,28 @@ def tick_values(axis) -> list[float]:
 
 
 # ---- 1. empty plots read like filled ones --------------------------------------------------
+
+
+def test_a_short_spectrogram_keeps_its_frequency_title_whole(qtbot):
+    """At the window's minimum size the plot is short and "Frequency (kHz)" was cut to
+    "Frequency (kH": the title must fit the axis it labels."""
+    from app.widgets.spectrogram import SpectrogramView
+
+    view = SpectrogramView()
+    qtbot.addWidget(view)
+    view.show()
+    for height in (110, 400, 110):
+        view.resize(600, height)
+        qtbot.waitUntil(lambda h=height: view.height() == h)
+        QApplication.processEvents()
+        axis = view.plot_item.getAxis("left")
+        title = axis.label
+        # the title is drawn rotated along the axis: its width must fit the axis height
+        assert title.boundingRect().width() <= axis.geometry().height() + 1, \
+            (height, axis_title(view.plot_item, "left"))
+        assert "kHz" in axis_title(view.plot_item, "left")
+    view.resize(600, 400)
+    qtbot.waitUntil(lambda: axis_title(view.plot_item, "left") == "Frequency (kHz)")
 
 
 def test_plots_before_the_first_take_show_seconds_and_kilohertz(qtbot):

@@ -22,6 +22,9 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from app.widgets.waveform import EMPTY_SECONDS, INT16_SCALE, plain_axis_label
 from engines.constants import SAMPLE_RATE
 
+FULL_FREQUENCY_TITLE = "Frequency (kHz)"
+SHORT_FREQUENCY_TITLE = "kHz"
+FULL_TITLE_MIN_HEIGHT = 170  # px of the view: below it the full title does not fit the axis
 N_FFT = 2048
 HOP = 512
 MAX_FRAMES = 4000  # long takes get a wider hop: more columns than this buys nothing on screen
@@ -153,12 +156,23 @@ class SpectrogramView(QWidget):
         item = self._plot.getPlotItem()
         item.hideButtons()
         item.setMenuEnabled(False)
-        plain_axis_label(item, "left", "Frequency (kHz)")
+        plain_axis_label(item, "left", FULL_FREQUENCY_TITLE)
         plain_axis_label(item, "bottom", "Time (s)")
         item.getViewBox().setMouseEnabled(x=True, y=False)
         self._item = pg.ImageItem(axisOrder="row-major")
         item.addItem(self._item)
         self._show_range(EMPTY_SECONDS)
+        self._left_title = FULL_FREQUENCY_TITLE
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """A short plot (the window at its minimum size) cut "Frequency (kHz)" to
+        "Frequency (kH": there the title is the unit alone."""
+        super().resizeEvent(event)
+        title = FULL_FREQUENCY_TITLE if event.size().height() >= FULL_TITLE_MIN_HEIGHT \
+            else SHORT_FREQUENCY_TITLE
+        if title != self._left_title:
+            self._left_title = title
+            plain_axis_label(self._plot.getPlotItem(), "left", title)
 
     @property
     def plot_item(self) -> pg.PlotItem:
