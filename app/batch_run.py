@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engines.batch.plan import FinishingFor, Plan
-from engines.batch.workers import Rendered, TakeJob, TakeRenderer
+from engines.batch.workers import InlineRenderer, Rendered, TakeRenderer
 from engines.errors import StudioError
 from engines.failures import sentence, shown
 from engines.finish.names import DEFAULT_TEMPLATE
@@ -128,7 +128,9 @@ def render_list(request: ListRequest, generator: Any, cancel: threading.Event,
     progress = _Progress(len(plan.to_render), events)
     keeper = LibraryKeeper(request.keep_in_library, lambda text: events.say("warning", text))
     writer = _SessionWriter(TakeWriter(out, sound_list.path, keeper), events, display)
-    renderer = _WorkerRenderer(generator, plan, progress)
+    files = {take.index: take.file for take in plan.takes}
+    renderer = InlineRenderer(None, renderer=_SharedGenerator(generator),
+                              on_start=lambda job: progress.started(files[job.index]))
     try:
         outcome = run_batch(plan, manifest, renderer, writer, progress, _Stop(cancel),
                             _cannot_run(generator, plan))
@@ -234,32 +236,6 @@ class _SharedGenerator(TakeRenderer):
 
     def close(self) -> None:
         pass
-
-
-class _WorkerRenderer:
-    """engines.batch.workers.InlineRenderer's interface, rendering on this (the worker's)
-    thread and saying which take starts."""
-
-    def __init__(self, generator: Any, plan: Plan, progress: _Progress) -> None:
-        self._renderer = _SharedGenerator(generator)
-        self._files = {take.index: take.file for take in plan.takes}
-        self._progress = progress
-        self._job: TakeJob | None = None
-
-    def has_room(self) -> bool:
-        return self._job is None
-
-    def submit(self, job: TakeJob) -> None:
-        self._job = job
-
-    def next_result(self) -> Rendered:
-        job, self._job = self._job, None
-        assert job is not None
-        self._progress.started(self._files[job.index])
-        return self._renderer.render(job)
-
-    def close(self, wait: bool = True) -> None:
-        self._job = None
 
 
 class _SessionWriter:

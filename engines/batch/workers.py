@@ -17,7 +17,7 @@ import queue
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -233,10 +233,15 @@ def _sigint_ignored() -> Iterator[None]:
 
 
 class InlineRenderer:
-    """The same interface as WorkerPool, rendering in this process (--jobs 1)."""
+    """The same interface as WorkerPool, rendering in this process (--jobs 1). The window
+    hands in `renderer` (over its GPU worker's Generator) and `on_start`, told of each take
+    as it starts."""
 
-    def __init__(self, models_dir: Path | None, catalog: Any = None) -> None:
-        self._renderer = TakeRenderer(models_dir, catalog)
+    def __init__(self, models_dir: Path | None, catalog: Any = None, *,
+                 renderer: TakeRenderer | None = None,
+                 on_start: Callable[[TakeJob], None] | None = None) -> None:
+        self._renderer = renderer if renderer is not None else TakeRenderer(models_dir, catalog)
+        self._on_start = on_start
         self._job: TakeJob | None = None
 
     def has_room(self) -> bool:
@@ -248,6 +253,8 @@ class InlineRenderer:
     def next_result(self) -> Rendered:
         job, self._job = self._job, None
         assert job is not None
+        if self._on_start is not None:
+            self._on_start(job)
         return self._renderer.render(job)
 
     def close(self, wait: bool = True) -> None:
