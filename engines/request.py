@@ -157,11 +157,6 @@ def _fmt(value: float, places: int = VALUE_PLACES, rounding: str = ROUND_HALF_EV
     return "0" if text == "-0" else text
 
 
-def _seconds(value: float) -> str:
-    """A length as a person reads it, unit included: "1.09 s", "250 ms", "2 min 5 s"."""
-    return duration_text(value)
-
-
 def _echo(value: float, avoid: str = "") -> str:
     """A value the user gave, as they would recognise it; fully when six digits would make it
     read like `avoid` (the limit it broke)."""
@@ -387,8 +382,8 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
         seconds = init.seconds
         if seconds > max_seconds:
             if not same_when_shown(seconds, max_seconds):  # else the cut is too small to say
-                warnings.append(f"The init audio is {_seconds(seconds)} long; only its "
-                                f"first {_seconds(max_seconds)} are used.")
+                warnings.append(f"The init audio is {duration_text(seconds)} long; only its "
+                                f"first {duration_text(max_seconds)} are used.")
             seconds = max_seconds
         elif seconds < MIN_SECONDS:
             raise RequestError(f"The init audio is only {_fmt(seconds, 3, ROUND_FLOOR)} s "
@@ -407,7 +402,7 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
     if init is not None:
         # Compared as shown, so a warning never reads "1.09 s is shorter than 1.09 s"
         # (rounding is monotone: lengths that read differently compare as they read).
-        have, want = _seconds(init.seconds), _seconds(seconds)
+        have, want = duration_text(init.seconds), duration_text(seconds)
         if asked is not None and not same_when_shown(init.seconds, seconds):
             if init.seconds < seconds:
                 warnings.append(f"The init audio ({have}) is shorter than {want}; the rest "
