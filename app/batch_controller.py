@@ -19,9 +19,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from app.batch_run import ListRequest, ListSummary, TakeMade, check_request, render_list
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
+from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.errors import StudioError
 from engines.failures import shown
-from engines.finish.names import DEFAULT_TEMPLATE
 
 log = logging.getLogger(__name__)
 

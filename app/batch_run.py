@@ -22,9 +22,9 @@ from typing import Any, Protocol
 
 from engines.batch.plan import FinishingFor, Plan
 from engines.batch.workers import InlineRenderer, Rendered, TakeRenderer
+from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.errors import StudioError
 from engines.failures import sentence, shown
-from engines.finish.names import DEFAULT_TEMPLATE
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +76,8 @@ class ListEvents(Protocol):
 
 def check_request(request: ListRequest) -> None:
     """The dialog's values, refused with one sentence (StudioError) before anything runs."""
+    from engines.delivery.names import check_template
     from engines.errors import RequestError
-    from engines.finish.names import check_template
 
     if not str(request.list_path).strip() or not request.list_path.is_file():
         raise StudioError(f"The sound list {shown(request.list_path)} was not found; choose a "

@@ -17,9 +17,9 @@ from app.finished_export import deliver_finished, finished_name, save_finished_a
 from app.services import Notifier, TakeModel
 from app.takes import Take
 from engines import paths
+from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.errors import StudioError
 from engines.failures import shown
-from engines.finish.names import DEFAULT_TEMPLATE
 
 SAVE_FILTERS = {"WAV 16-bit (*.wav)": "wav16", "WAV 24-bit (*.wav)": "wav24",
                 "FLAC (*.flac)": "flac", "OGG Vorbis (*.ogg)": "ogg"}

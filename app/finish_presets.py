@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from app.notifier import Notifier
 from engines import paths
-from engines.finish.names import DEFAULT_TEMPLATE, check_template
+from engines.delivery.names import DEFAULT_TEMPLATE, check_template
 from engines.finish.settings import FinishSettings
 
 TEMPLATE_KEY = "export_name_template"

@@ -1,7 +1,7 @@
 """Writing a take's finished audio: the file a drag-out, Copy or Save As gives once the take
 has a finishing chain (app.export writes the raw take otherwise). No Qt widgets here.
 
-Drag-out and Copy files are named by the export name template (engines.finish.names) and
+Drag-out and Copy files are named by the export name template (engines.delivery.names) and
 never replace anything: the first free name (`_2`, `_3` ...) is taken with an exclusive
 create, then filled atomically by engines.finish.delivery, loop points and note included.
 The file is written once per chain and reused while the chain stays the same.
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from app.export import release_name, reserve_name
 from app.take_names import slug
+from engines.delivery.names import render_name, unique_path
 from engines.errors import AudioFileError
 from engines.failures import printable, sentence, shown
 from engines.finish.delivery import DELIVERY_FORMATS, write_delivery
-from engines.finish.names import render_name, unique_path
 from engines.provenance import build_sidecar, sidecar_path, write_json_atomic
 
 log = logging.getLogger(__name__)

@@ -28,3 +28,28 @@ class CancelledError(StudioError):
 
     def __init__(self, message: str = "Generation cancelled; nothing was written.") -> None:
         super().__init__(message)
+
+
+class Advice(str):
+    """A sentence whose remedy names a setting, e.g. "pass {setting} (...)" with setting
+    "init_audio". As a str it reads as the command line says it ("pass --init-audio FILE");
+    `worded` lets another front end name the setting its own way (a sound list's column).
+    Used as a RequestError's message and as a request's warning."""
+
+    CLI_WORDS = {"init_audio": "--init-audio FILE", "cfg": "--cfg"}
+
+    template: str
+    setting: str
+
+    def __new__(cls, template: str, setting: str) -> Advice:
+        text = template.format(setting=cls.CLI_WORDS.get(setting, setting))
+        advice = super().__new__(cls, text)
+        advice.template, advice.setting = template, setting
+        return advice
+
+    def __reduce__(self) -> tuple:  # worker processes send warnings back pickled
+        return (Advice, (self.template, self.setting))
+
+    def worded(self, words: dict[str, str]) -> str:
+        """The sentence with the setting named as `words` names it (else as is)."""
+        return self.template.format(setting=words.get(self.setting, self.setting))

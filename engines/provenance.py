@@ -1,21 +1,15 @@
-"""Provenance of a take: the JSON sidecar written next to every exported audio file."""
+"""Provenance of a take: how it was made (request, seed, backend, engine files, timings,
+tiers), the part of every sidecar (engines.delivery.sidecar) that does not depend on the file."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import json
-import os
 from pathlib import Path
 
 from engines.failures import path_text
 
 _HASH_CHUNK = 1 << 20
-
-
-def sidecar_path(out: Path) -> Path:
-    """`clip.wav` -> `clip.json`, next to the audio."""
-    return Path(out).with_suffix(".json")
 
 
 def _file_entry(role: str, path: Path | None) -> dict | None:
@@ -28,8 +22,7 @@ def _file_entry(role: str, path: Path | None) -> dict | None:
     return {"role": role, "path": path_text(path), "size": size}
 
 
-def build_sidecar(result, out: Path, fmt: str,
-                  init_audio: Path | str | dict | None = None) -> dict:
+def take_provenance(result, init_audio: Path | str | dict | None = None) -> dict:
     """Every parameter of a take. `init_audio`: the init file, or its `init_entry` taken
     earlier (before the output could have replaced it)."""
     from engines.catalog import get_model_set
@@ -49,10 +42,6 @@ def build_sidecar(result, out: Path, fmt: str,
     return {
         "app": "SA3 Studio",
         "created": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "output": {"path": path_text(out.resolve()), "format": fmt,
-                   "sample_rate": result.sample_rate, "samples": int(result.pcm.shape[0]),
-                   "channels": 2,
-                   "seconds": round(result.seconds, 6)},
         "request": {
             "prompt": req.prompt, "negative_prompt": req.negative_prompt, "model": req.model,
             "model_label": get_model_set(req.model).label, "decoder": req.decoder,
@@ -105,35 +94,3 @@ def init_entry(path: Path) -> dict | None:
     except OSError:
         return None
     return {"path": path_text(where), "sha256": digest.hexdigest()}
-
-
-def write_json_temp(path: Path, payload: dict) -> Path:
-    """`payload` as JSON in a complete, synced temporary file beside `path`, created with the
-    permissions the umask gives (like the audio beside it). The caller moves it into place with
-    os.replace (then `atomic.release`), or removes it with `atomic.remove_quietly`."""
-    from engines.audio_io.atomic import create_temp_beside, fsync_file, remove_quietly
-
-    temp = create_temp_beside(path, ".json")
-    try:
-        with open(temp, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        fsync_file(temp)
-    except BaseException:
-        remove_quietly(temp)
-        raise
-    return temp
-
-
-def write_json_atomic(path: Path, payload: dict) -> None:
-    from engines.audio_io.atomic import release, remove_quietly
-
-    temp = write_json_temp(path, payload)
-    try:
-        os.replace(temp, path)
-    except BaseException:
-        remove_quietly(temp)
-        raise
-    release(temp)
-
-

@@ -31,8 +31,9 @@ from engines.constants import (
     output_samples,
 )
 from engines.durations import duration_text, same_when_shown
-from engines.errors import RequestError
+from engines.errors import Advice, RequestError
 from engines.failures import printable
+from engines.number_text import short
 from engines.sampling import span_to_latents
 
 # The length a request gets when it names none and has no init audio, by model set: a game
@@ -46,6 +47,7 @@ DEFAULT_SECONDS_BY_MODEL = {"demo": SFX_SECONDS, "sm-sfx": SFX_SECONDS,
 MIN_SECONDS = 0.1
 MAX_STEPS = 50
 MAX_SEED = 2**32 - 1
+MAX_VARIATIONS = 99  # variation k of a name is <name>_NN: two digits, for generate and batch
 MAX_CFG = 15.0
 MAX_LIMITER_CEILING = 100.0
 DEFAULT_A2A_NOISE_LEVEL = 0.6
@@ -119,6 +121,28 @@ def default_seconds(model: str) -> float:
     return DEFAULT_SECONDS_BY_MODEL.get(get_model_set(model).key, SFX_SECONDS)
 
 
+def check_seed_run(seed: int | None, variations: int) -> None:
+    """Variation k gets seed + k - 1, for `generate --variations` and a sound list's row alike:
+    the seeds never wrap past MAX_SEED, so every seed a user reads is the one used. RequestError
+    when the count or the seeds do not fit."""
+    if not 1 <= variations <= MAX_VARIATIONS:
+        raise RequestError(f"variations {short(variations)} is out of range; choose 1 to "
+                           f"{MAX_VARIATIONS}.")
+    top = MAX_SEED - (variations - 1)
+    if seed is None or 0 <= seed <= top:
+        return
+    if not 0 <= seed <= MAX_SEED:
+        raise RequestError(f"seed {short(seed)} is out of range; choose a whole number from 0 "
+                           f"to {MAX_SEED}.")
+    raise RequestError(f"seed {seed} with {variations} variations needs seeds up to "
+                       f"{seed + variations - 1}; choose a seed from 0 to {top}.")
+
+
+def random_seed_run(variations: int) -> int:
+    """A random first seed whose `variations` consecutive seeds all fit (see check_seed_run)."""
+    return secrets.randbelow(MAX_SEED - variations + 2)
+
+
 def default_seconds_help() -> str:
     """The rule in words, for --help: "2 s for demo and sm-sfx, 30 s for sm-music, ..."."""
     by_length: dict[float, list[str]] = {}
@@ -175,9 +199,15 @@ def _number(name: str, value: object, low: float, high: float, *, low_open: bool
     if not _is_number(value):
         raise RequestError(f"{name} must be a number, got {value!r}; give a value from "
                            f"{shown_low} to {shown_high}{unit}.")
-    number = float(value)  # type: ignore[arg-type]
-    if not math.isfinite(number):
-        raise RequestError(f"{name} is {number}; give a finite number from {shown_low} to "
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except OverflowError:  # an integer of hundreds of digits
+        number = math.inf if value > 0 else -math.inf  # type: ignore[operator]
+    if math.isinf(number):
+        raise RequestError(f"{name} is far out of range; give a number from {shown_low} to "
+                           f"{shown_high}{unit}.")
+    if math.isnan(number):
+        raise RequestError(f"{name} is not a number; give a number from {shown_low} to "
                            f"{shown_high}{unit}.")
     too_low = number <= low if low_open else number < low
     if too_low or number > high:
@@ -195,8 +225,8 @@ def _integer(name: str, value: object, low: int, high: int) -> int:
                            f"{value!r}.")
     number = int(value)
     if not low <= number <= high:
-        raise RequestError(f"{name} {number} is out of range; choose a whole number from "
-                           f"{low} to {high}.")
+        raise RequestError(f"{name} {short(number)} is out of range; choose a whole number "
+                           f"from {low} to {high}.")
     return number
 
 
@@ -370,11 +400,11 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
     spans_in = req.inpaint_spans if req.inpaint_spans is not None else ()
     if init is None:
         if level is not None:
-            raise RequestError(f"init noise level {_echo(level)} needs init audio; pass "
-                               f"--init-audio FILE or leave the level unset.")
+            raise RequestError(Advice(f"init noise level {_echo(level)} needs init audio; "
+                                      "pass {setting} or leave the level unset.", "init_audio"))
         if len(spans_in) > 0:
-            raise RequestError("inpainting needs init audio; pass --init-audio FILE (the "
-                               "spans say which parts of it to regenerate).")
+            raise RequestError(Advice("inpainting needs init audio; pass {setting} (the spans "
+                                      "say which parts of it to regenerate).", "init_audio"))
 
     if asked is not None:
         seconds = asked
@@ -395,7 +425,8 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
         warnings.append("The prompt is empty, so the sound is unconditioned.")
     use_cfg = cfg != 1.0
     if negative and not use_cfg:
-        warnings.append("negative prompt has no effect at cfg 1; raise --cfg above 1 to use it.")
+        warnings.append(Advice("negative prompt has no effect at cfg 1; raise {setting} above 1 "
+                               "to use it.", "cfg"))
 
     latent_len = codec_length(seconds)
     init_audio: np.ndarray | None = None

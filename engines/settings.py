@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.failures import os_reason, printable
+from engines.number_text import json_loads
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +63,11 @@ def read_settings(data_dir: Path) -> dict[str, Any]:
                 "defaults are used for this run.")
         return {}
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = json_loads(raw.decode("utf-8"))  # integers of any length read (number_text)
     except (UnicodeDecodeError, ValueError):
         return _set_aside(path, "it is not valid JSON")
+    except RecursionError:  # [[[[...]]]] nested past what the parser can follow
+        return _set_aside(path, "it nests JSON too deeply")
     if not isinstance(data, dict):
         return _set_aside(path, f"it holds a JSON {type(data).__name__}, not an object")
     return data

@@ -17,7 +17,7 @@ import soundfile as sf
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 
-from engines.finish.names import DEFAULT_TEMPLATE
+from engines.delivery.names import DEFAULT_TEMPLATE
 from tests.gui_support import child
 
 REPO = Path(__file__).resolve().parent.parent

@@ -8,8 +8,7 @@ import os
 
 import pytest
 
-from engines.errors import RequestError
-from engines.finish.names import (
+from engines.delivery.names import (
     DEFAULT_TEMPLATE,
     MAX_NAME_BYTES,
     check_template,
@@ -17,6 +16,7 @@ from engines.finish.names import (
     safe_file_name,
     unique_path,
 )
+from engines.errors import RequestError
 
 DAY = dt.date(2025, 3, 7)
 

@@ -288,10 +288,10 @@ def test_decode_only_refusals_are_one_sentence(generator: Generator) -> None:
 
 def test_the_sidecar_of_a_comparison_names_both_tiers(generator: Generator,
                                                       tmp_path: Path) -> None:
-    from engines.provenance import build_sidecar
+    from engines.provenance import take_provenance
 
     take = _take(generator)
-    meta = build_sidecar(generator.decode_with_tier(take, "coarse"), tmp_path / "c.wav", "wav16")
+    meta = take_provenance(generator.decode_with_tier(take, "coarse"))
     assert meta["decoder_tier"] == "coarse" and meta["request"]["codec_tier"] == "coarse"
     assert meta["decoded_from"]["tier"] == "canonical"
     assert meta["tiers"]["codec_summary"] == CODEC_INFO[("demo", "coarse")].summary

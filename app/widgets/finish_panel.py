@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engines.finish.names import DEFAULT_TEMPLATE
+from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.finish.settings import (
     FADE_CURVES,
     FADE_RANGE_MS,

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engines.finish.names import DEFAULT_TEMPLATE
+from engines.delivery.names import DEFAULT_TEMPLATE
 
 LIST_FILTER = "Sound lists (*.csv *.json);;All files (*)"
 HELP = ("One row per sound: name and prompt, and optionally seconds, variations, seed, "

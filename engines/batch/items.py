@@ -10,17 +10,27 @@ import dataclasses
 import math
 import re
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from engines.errors import RequestError
-from engines.failures import printable
-from engines.request import MAX_SEED, GenerationRequest
+from engines.errors import Advice, AudioFileError, RequestError
+from engines.failures import printable, sentence
+from engines.number_text import as_float, is_huge, json_int, short
+from engines.request import (
+    MAX_SEED,
+    MAX_STEPS,
+    MAX_VARIATIONS,
+    GenerationRequest,
+    check_seed_run,
+)
 
-MAX_VARIATIONS = 100
+# How a remedy names a setting in a sound list: a column of the row, never a flag.
+LIST_WORDS = {"init_audio": "an init_audio file in the row", "cfg": "the row's cfg"}
 _TRUE = {"1", "true", "yes", "y", "on", "x"}
 _FALSE = {"0", "false", "no", "n", "off", ""}
 _SPAN_SEPARATORS = re.compile(r"[\s,;]+")
+_WHOLE = re.compile(r"[+-]?\d+")
 
 
 class RowError(Exception):
@@ -79,7 +89,19 @@ def parse_row(where: str, values: dict[str, Any], folder: Path,
     try:
         return _checked(_spec(where, values, folder, defaults))
     except RequestError as exc:
+        raise RowError(f"{where}: {_lower_first(for_list(exc.args[0]))}") from None
+    except AudioFileError as exc:  # an init_audio that is empty, text, not audio at all
         raise RowError(f"{where}: {_lower_first(str(exc))}") from None
+    except OSError as exc:  # an init_audio that vanished or cannot be read while checked
+        raise RowError(sentence(f"{where}: could not read its init_audio", exc)) from None
+
+
+def for_list(text: object) -> str:
+    """An engine sentence as a sound list's user needs it: a remedy that names a setting
+    names the row's column (init_audio, cfg) instead of the command line's flag."""
+    if isinstance(text, Advice):
+        return text.worded(LIST_WORDS)
+    return str(text)
 
 
 def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefaults) -> RowSpec:
@@ -99,7 +121,7 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
         raise RequestError(f"init_audio '{printable(init_audio)}' could not be read; check "
                            "that it is a readable audio file.")
     seconds = _number(get("seconds"), "seconds", "1.5")
-    steps = _whole(get("steps"), "steps")
+    steps = _whole(get("steps"), "steps", 1, MAX_STEPS)
     return RowSpec(
         where=where, name=name, prompt=prompt,
         negative_prompt=_text(get("negative_prompt"), "negative_prompt"),
@@ -108,7 +130,7 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
         precision=_text(get("precision"), "precision") or defaults.precision,
         seconds=defaults.seconds if seconds is None else seconds,
         steps=defaults.steps if steps is None else steps,
-        seed=_whole(get("seed"), "seed"),
+        seed=_whole(get("seed"), "seed", 0, MAX_SEED),
         variations=_variations(get("variations")),
         cfg=_or(_number(get("cfg"), "cfg", "3"), 1.0),
         apg=_or(_number(get("apg"), "apg", "0.5"), 1.0),
@@ -127,11 +149,7 @@ def _checked(spec: RowSpec) -> RowSpec:
     from engines.catalog import get_model_set
     from engines.request import validate_request
 
-    if spec.seed is not None and not 0 <= spec.seed <= MAX_SEED - (spec.variations - 1):
-        top = MAX_SEED - (spec.variations - 1)
-        raise RequestError(f"seed {spec.seed} with {spec.variations} variation(s) needs seeds "
-                           f"up to {spec.seed + spec.variations - 1}; choose a seed from 0 to "
-                           f"{top}.")
+    check_seed_run(spec.seed, spec.variations)
     checked = validate_request(spec.request(0 if spec.seed is None else spec.seed),
                                get_model_set(spec.model).max_seconds)
     # The tier as the request names it ("FP8-Fast" is fp8_fast), so the parameters hash of a
@@ -151,39 +169,55 @@ def _text(value: Any, key: str) -> str:
     return str(value).strip()
 
 
-def _number(value: Any, key: str, example: str) -> float | None:
+def _float(value: Any) -> float | None:
+    """None for an empty cell, NaN for what is not a number, +-inf for a number too large for
+    a float (1e999, or 400 digits: never OverflowError)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value)
+        return as_float(value)
     if isinstance(value, str):
         try:
             return float(value.strip())
         except ValueError:
             pass
-    raise RequestError(f"{key} {_shown(value)} is not a number; write it like {example}.")
+    return math.nan
 
 
-def _whole(value: Any, key: str) -> int | None:
-    try:
-        number = _number(value, key, "8")
-    except RequestError:
-        number = math.nan
-    if number is None:
-        return None
-    if not math.isfinite(number) or not number.is_integer():
-        raise RequestError(f"{key} {_shown(value)} is not a whole number; write it like 8.")
+def _number(value: Any, key: str, example: str) -> float | None:
+    number = _float(value)
+    if number is not None and math.isinf(number):
+        raise RequestError(f"{_named(key, value)} is far out of range; write a number like "
+                           f"{example}.")
+    if number is not None and math.isnan(number):
+        raise RequestError(f"{key} {_shown(value)} is not a number; write it like {example}.")
+    return number
+
+
+def _whole(value: Any, key: str, low: int, high: int) -> int | None:
+    """A whole number from `low` to `high`. Integers stay exact on the way (a float would
+    round a seed past 2**53 into another seed); "1e3" and 8.0 are whole numbers too."""
+    number: int | float | None
+    if isinstance(value, str) and _WHOLE.fullmatch(value.strip()):
+        number = json_int(value.strip())
+    elif isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    else:
+        number = _float(value)
+        if number is None:
+            return None
+        if math.isnan(number) or (math.isfinite(number) and not number.is_integer()):
+            raise RequestError(f"{key} {_shown(value)} is not a whole number; write it like "
+                               "8.")
+    if not low <= number <= high:
+        raise RequestError(f"{_named(key, value)} is out of range; choose a whole number from "
+                           f"{low} to {high}.")
     return int(number)
 
 
 def _variations(value: Any) -> int:
-    count = _whole(value, "variations")
-    if count is None:
-        return 1
-    if not 1 <= count <= MAX_VARIATIONS:
-        raise RequestError(f"variations {count} is out of range; choose 1 to "
-                           f"{MAX_VARIATIONS}.")
-    return count
+    count = _whole(value, "variations", 1, MAX_VARIATIONS)
+    return 1 if count is None else count
 
 
 def _flag(value: Any, key: str) -> bool | None:
@@ -246,8 +280,22 @@ def _init_audio(value: Any, folder: Path) -> Path | None:
 
 
 def _shown(value: Any) -> str:
+    """A value as the row holds it, in a few characters: 400 digits read 1e+400 (repr would
+    spell them out, and fails past Python's digit limit)."""
+    if isinstance(value, str) and len(value.strip()) > 15 and _WHOLE.fullmatch(value.strip()):
+        return short(Decimal(value.strip()))  # Decimal reads any number of digits
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and is_huge(value):
+        return short(value)
     text = repr(value) if not isinstance(value, str) else f"'{value}'"
     return printable(text if len(text) <= 40 else text[:37] + "...")
+
+
+def _named(key: str, value: Any) -> str:
+    """"seed 1e+400", or for a number no float holds (a JSON integer of 5000 digits reads as
+    infinite) just the key: "inf" is not what the user wrote."""
+    if isinstance(value, float) and math.isinf(value):
+        return key
+    return f"{key} {_shown(value)}"
 
 
 def _lower_first(text: str) -> str:

@@ -137,7 +137,7 @@ class _Planner:
     def _file(self, spec: RowSpec, variation: int, seed: int, preset: str,
               fmt: str) -> str | None:
         """The take's file name, or None after recording why it cannot have one."""
-        from engines.finish.names import render_name
+        from engines.delivery.names import render_name
 
         where = spec.where
         try:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.failures import os_reason, shown
+from engines.number_text import json_loads
 
 REQUIRED = ("name", "prompt")
 OPTIONAL = ("seconds", "variations", "seed", "negative_prompt", "model", "decoder",
@@ -131,7 +132,7 @@ def _csv_row(where: str, keys: list[str], cells: list[str]) -> Row:
 
 def _json_rows(path: Path, text: str) -> tuple[list[Row], list[str]]:
     try:
-        data = json.loads(text)
+        data = json_loads(text)  # a 5000-digit number reads as one too large, not an error
     except json.JSONDecodeError as exc:
         raise ListError(f"The list {shown(path)} is not valid JSON (line {exc.lineno}, column "
                         f"{exc.colno}: {exc.msg}); fix it or save the list as CSV.") from None

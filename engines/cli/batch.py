@@ -38,7 +38,7 @@ _Parser = parser_class("python main.py batch --help")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engines.finish.names import DEFAULT_TEMPLATE
+    from engines.delivery.names import DEFAULT_TEMPLATE
 
     p = _Parser(prog="python main.py batch",
                 description="Render every sound of a list into a folder: a file and a JSON "
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _checked_arguments(args: argparse.Namespace) -> Path:
-    from engines.finish.names import check_template
+    from engines.delivery.names import check_template
 
     if args.out is None:
         raise UsageError("--out is required; give the folder to write the takes to, e.g. "

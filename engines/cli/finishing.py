@@ -9,8 +9,7 @@ import argparse
 from dataclasses import replace
 from typing import Any
 
-FORMATS = ("wav16", "wav24", "wav32f", "flac", "ogg")
-SUFFIXES = {"wav16": ".wav", "wav24": ".wav", "wav32f": ".wav", "flac": ".flac", "ogg": ".ogg"}
+from engines.delivery.formats import FORMATS
 
 # flag dest -> FinishSettings field, for the flags whose value is copied as given.
 _VALUE_FLAGS = {"trim_db": "trim_db", "fade_in": "fade_in_ms", "fade_out": "fade_out_ms",
@@ -42,7 +41,7 @@ def add_finish_arguments(parser: argparse.ArgumentParser, *, with_format: bool =
     group.add_argument("--rate", type=int, choices=(44100, 48000), help="delivery sample rate")
     group.add_argument("--mono", action="store_true", default=None, help="fold down to mono")
     if with_format:
-        group.add_argument("--format", choices=FORMATS,
+        group.add_argument("--format", choices=tuple(FORMATS),
                            help="default: from the file name (.wav is 16-bit)")
 
 

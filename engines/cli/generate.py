@@ -15,9 +15,10 @@ import logging
 import secrets
 from pathlib import Path
 
-from engines.cli.finishing import SUFFIXES, add_finish_arguments, finish_settings
+from engines.cli.finishing import add_finish_arguments, finish_settings
 from engines.cli.keeping import keep_in_library
-from engines.cli.output import check_output, copy_temp, deliver
+from engines.cli.labels import add_label_arguments, labels_from
+from engines.cli.output import check_output
 from engines.cli.support import (  # noqa: F401 - re-exported for the other CLIs
     EXIT_BAD_INPUT,
     EXIT_CANCELLED,
@@ -30,8 +31,12 @@ from engines.cli.support import (  # noqa: F401 - re-exported for the other CLIs
     run_command,
     warn,
 )
+from engines.delivery.deliver import deliver
+from engines.delivery.formats import FORMATS
+from engines.delivery.guard import default_protected
+from engines.delivery.take import from_result
+from engines.errors import StudioError
 from engines.failures import printable
-from engines.provenance import build_sidecar
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--list-models", action="store_true",
                    help="list what is installed and runnable here, and why the rest is not")
     add_finish_arguments(p)
+    add_label_arguments(p)
     return p
 
 
@@ -113,7 +119,7 @@ def run_generate(args: argparse.Namespace) -> int:
 
     catalog = _catalog(args.models_dir)
     if args.list_models:
-        print(printable(catalog.format_table()))
+        print("\n".join(printable(line) for line in catalog.format_table().splitlines()))
         return EXIT_OK
     if args.prompt is None:
         raise UsageError("--prompt is required; describe the sound, e.g. --prompt \"coin "
@@ -121,11 +127,14 @@ def run_generate(args: argparse.Namespace) -> int:
     if not 1 <= args.variations <= MAX_VARIATIONS:
         raise UsageError(f"--variations {args.variations} is out of range; choose 1 to "
                          f"{MAX_VARIATIONS}.")
-    out, fmt = check_output(args.out, args.format)
+    # Nothing the run reads may be written over: refused now, before any render.
+    protected = default_protected((args.init_audio, "the init audio file"))
+    out, fmt = check_output(args.out, args.format, protected)
     outs = [out] if args.variations == 1 else [
-        check_output(out.with_name(f"{out.stem}_{k:02d}{out.suffix}"), fmt)[0]
+        check_output(out.with_name(f"{out.stem}_{k:02d}{out.suffix}"), fmt, protected)[0]
         for k in range(1, args.variations + 1)]
     finishing = _finishing(args, out, fmt)  # refused now, not after the render
+    args.labels = labels_from(args)
     # Taken before anything is written: --out may be the init file itself.
     init = init_entry(args.init_audio) if args.init_audio is not None else None
     base_seed = args.seed if args.seed is not None or args.variations == 1 else \
@@ -167,16 +176,11 @@ def _render_one(generator, request, out: Path, fmt: str, finishing, init: dict |
     for flag in result.quality:
         warn(f"quality: {describe_flag(flag)}")
     record = None if args.no_library else keep_in_library(result, args.init_audio, finished)
-    sidecar = _sidecar(result, out, fmt if finished is None else finishing.format, init, record)
-    if finished is None:
-        write_temp = _raw_writer(result, record, fmt)
-    else:
-        sidecar["finishing"] = finished.record()
-        write_temp = finished.writer(_finished_note(result, record, finished),
-                                     result.request.prompt[:120])
+    take = from_result(result, record=record, init=init, finished=finished,
+                       name=out.stem).with_labels(args.labels)
     try:
-        deliver(out, write_temp, sidecar)
-    except UsageError as exc:
+        deliver(take, out, fmt=fmt if finished is None else finished.settings.format)
+    except StudioError as exc:
         if record is None:
             raise CommandFailed(f"{str(exc).rstrip('.')}; the take is lost, render it again "
                                 "with a seed of " + f"{result.seed}.") from exc
@@ -199,7 +203,7 @@ def _finishing(args: argparse.Namespace, out: Path, fmt: str):
     settings = finish_settings(args, data_dir)
     if settings is None:
         return FinishSettings(format=fmt) if fmt == "wav32f" else None
-    if args.format is not None or SUFFIXES[settings.format] != SUFFIXES[fmt]:
+    if args.format is not None or FORMATS[settings.format].suffix != FORMATS[fmt].suffix:
         return replace(settings, format=fmt)  # the flag, or else the file name, decides
     return settings  # e.g. a 24-bit preset and a .wav name: the preset's depth
 
@@ -213,32 +217,6 @@ def _finish(result, settings, generator):
 
     return finish_take(float_from_pcm16(result.pcm), settings, request=result.request,
                        generate=generate)
-
-
-def _finished_note(result, record, finished) -> str:
-    from engines.store.wavmeta import build_comment
-
-    meta = {"prompt": result.request.prompt, "seed": result.seed, "model": result.request.model,
-            "decoder_tier": getattr(result, "codec_tier", None) or None,
-            "library_id": record.id if record is not None else None,
-            "finish": finished.note()}
-    return build_comment(meta)
-
-
-def _raw_writer(result, record, fmt: str):
-    """The take as it came from the model: a copy of the library's file when that is the same
-    16-bit WAV (it carries the note), else the PCM written in `fmt`."""
-    if record is not None and fmt == "wav16" and not record.missing:
-        return lambda target: copy_temp(record.audio_path, target)
-    from engines.audio_io.writing import write_audio_temp
-
-    return lambda target: write_audio_temp(target, result.pcm, fmt)
-
-
-def _sidecar(result, out: Path, fmt: str, init: dict | None, record) -> dict:
-    sidecar = build_sidecar(result, out, fmt, init)
-    sidecar["library_id"] = record.id if record is not None else None
-    return sidecar
 
 
 def _span_arguments(argv: list[str]) -> list[str]:

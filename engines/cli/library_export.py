@@ -68,7 +68,7 @@ def _options(args: argparse.Namespace, models: _TakeModels,
     read or written."""
     from dataclasses import replace
 
-    from engines.finish.names import check_template
+    from engines.delivery.names import check_template
     from engines.paths import data_dir
     from engines.store.export_plan import ExportOptions
 

@@ -13,11 +13,13 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from engines.constants import SAMPLE_RATE
+from engines.delivery.formats import FORMATS as DELIVERY_FORMATS
 from engines.errors import RequestError
+from engines.number_text import as_float, is_huge, short
 
 FADE_CURVES = ("linear", "equal-power", "exponential")
 RATES = (44100, 48000)
-FORMATS = ("wav16", "wav24", "wav32f", "flac", "ogg")
+FORMATS = tuple(DELIVERY_FORMATS)  # engines.delivery.formats: the one format table
 PEAK_MODES = ("limit", "reduce")
 
 LOUDNESS_RANGE = (-60.0, -5.0)  # LUFS
@@ -72,8 +74,8 @@ class FinishSettings:
         _check_choice("peak mode", self.peak_mode, PEAK_MODES)
         _check_range("loop seam", self.loop_seam_s, LOOP_SEAM_RANGE_S, "s")
         if self.rate not in RATES:
-            raise RequestError(f"sample rate {self.rate!r} Hz is not offered; choose 44100 or "
-                               "48000 Hz.")
+            raise RequestError(f"sample rate {_shown_value(self.rate)} Hz is not offered; choose "
+                               "44100 or 48000 Hz.")
         _check_choice("format", self.format, FORMATS)
         if len(self.preset) > MAX_PRESET_NAME:
             raise RequestError(f"preset name is {len(self.preset)} characters long; use at most "
@@ -132,14 +134,24 @@ def _typed(name: str, value: Any, kind: str) -> Any:
         "text": isinstance(value, str),
     }[base]
     if not ok:
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        shown = _shown_value(value)
         raise RequestError(f"finishing setting '{name}' must be {_KIND_WORDS[kind]}, not "
                            f"{shown}; fix it in the preset or save the preset again.")
-    return float(value) if base == "number" else value
+    return as_float(value) if base == "number" else value  # 400 digits: inf, refused below
+
+
+def _shown_value(value: Any) -> str:
+    """A stored value in a few characters, whatever it is (repr fails past 4300 digits)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and is_huge(value):
+        return short(value)
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _show(value: float) -> str:
-    """A number as people write it: -70, -0.5, 12.25."""
+    """A number as people write it: -70, -0.5, 12.25; 1e+308 rather than 309 digits."""
+    if is_huge(value):
+        return short(value)
     text = f"{value:.2f}".rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
@@ -147,8 +159,11 @@ def _show(value: float) -> str:
 def _check_range(name: str, value: object, bounds: tuple[float, float], unit: str) -> None:
     low, high = bounds
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RequestError(f"{name} must be a number, not {value!r}; choose a value from "
-                           f"{_show(low)} to {_show(high)} {unit}.")
+        raise RequestError(f"{name} must be a number, not {_shown_value(value)}; choose a value "
+                           f"from {_show(low)} to {_show(high)} {unit}.")
+    if math.isinf(value):  # 1e999, or a stored integer of hundreds of digits
+        raise RequestError(f"{name} is far out of range; choose a value from {_show(low)} to "
+                           f"{_show(high)} {unit}.")
     if not math.isfinite(value):
         raise RequestError(f"{name} is {value}; choose a finite value from {_show(low)} to "
                            f"{_show(high)} {unit}.")

@@ -16,7 +16,7 @@ from engines.errors import RequestError
 from engines.store import schema
 from engines.store.lookup import TakeLookup
 from engines.store.records import LibraryError, TakeRecord, normalize_tags, take_id_of
-from engines.store.text import storable
+from engines.text import storable
 
 log = logging.getLogger(__name__)
 

@@ -1,15 +1,17 @@
-"""Taking takes out of the library: audio files with JSON sidecars, in a folder or one zip.
+"""Taking takes out of the library: audio files with JSON sidecars, in a folder or one zip,
+through the one delivery layer (engines.delivery): the same bytes, names, sidecars and
+embedded metadata as every other way out.
 
-What goes out is one ExportItem a take (export_plan.py makes them): the take's own file,
-copied, or a finished file that the item renders. An export never replaces a file silently:
-a name in use (by the audio or by its sidecar) gets _2, _3 ... before its suffix, unless the
-caller asked to overwrite. Every file is written under a temporary name and moved into place
-whole, so a failure leaves what was there and the takes finished before it.
+What goes out is one ExportItem a take (export_plan.py makes them): the take as it was made,
+or finished by a chain. A take's audio is checked against the hash recorded when it was saved
+before anything is written (a damaged file is named, never exported). An export never replaces
+a file silently: a name in use (by the audio or by its sidecar) gets _2, _3 ... before its
+suffix, unless the caller asked to overwrite. A failure leaves what was there and the takes
+finished before it.
 """
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import secrets
@@ -17,44 +19,35 @@ import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from engines.audio_io.atomic import release, remove_quietly
+from engines.delivery.deliver import deliver, deliver_new, prepare
+from engines.delivery.formats import suffix_for
+from engines.delivery.guard import Protected
+from engines.delivery.names import free_name
+from engines.delivery.sidecar import sidecar_path
+from engines.delivery.take import DeliveryTake
 from engines.errors import StudioError
 from engines.failures import sentence, shown
-from engines.store.files import slug
+from engines.finish.take import strict_json
 from engines.store.records import LibraryError, TakeRecord
-
-Render = Callable[[Path], tuple[Path, dict]]
-"""render(target) -> (a complete temporary file beside `target` holding the finished audio,
-what the sidecar says about it: {"finishing": ..., "output": {...}}). The caller moves the
-temporary into place (then engines.audio_io.atomic.release) or removes it."""
 
 
 @dataclass(frozen=True)
 class ExportItem:
     record: TakeRecord
-    name: str  # the file name without its suffix, already safe for any file system
-    suffix: str  # ".wav", ".flac", ".ogg"
-    render: Render | None = None  # None: the take's own file, copied as it is
+    name: str  # the file name without its suffix
+    fmt: str  # a delivery format (engines.delivery.formats)
     overwrite: bool = False  # replace a file of that name rather than number the new one
 
 
-def export_stem(record: TakeRecord) -> str:
-    """`door-creak-12`: readable, and unique through the id."""
-    return f"{slug(record.title())}-{record.id}"
+TakeOf = Callable[[ExportItem], DeliveryTake]
+"""take_of(item) -> the item's take, its audio verified and finished as the item says."""
 
-
-def export_name(record: TakeRecord) -> str:
-    """`door-creak-12.wav`; the suffix is the stored file's (imported audio may be .flac)."""
-    return export_stem(record) + raw_suffix(record)
-
-
-def raw_suffix(record: TakeRecord) -> str:
-    return record.audio_path.suffix.lower() if record.audio_path.suffix else ".wav"
-
-
-def raw_items(records: list[TakeRecord]) -> list[ExportItem]:
-    """The takes as they are, under their usual export names."""
-    return [ExportItem(record, export_stem(record), raw_suffix(record)) for record in records]
+Written = Callable[[TakeRecord, Path, dict], None]
+"""written(record, path, sidecar): told of each take once it is written (in a zip: its name
+there, told once the whole zip is in place)."""
 
 
 def check_exportable(records: list[TakeRecord]) -> None:
@@ -66,26 +59,6 @@ def check_exportable(records: list[TakeRecord]) -> None:
                                "exported; regenerate it or leave it out.")
 
 
-def free_target(folder: Path | None, item: ExportItem, taken: set[str]) -> Path:
-    """folder/name+suffix, or name_2, name_3 ...: the first whose audio and sidecar names are
-    not in `taken` (names already given out in this export, compared without case: some file
-    systems and zip readers ignore it) and, in a folder, unused on disk. `folder` None: a name
-    inside a new zip, where only `taken` counts."""
-    from engines.provenance import sidecar_path
-
-    for number in itertools.count(1):
-        stem = item.name if number == 1 else f"{item.name}_{number}"
-        audio = Path(folder or "", f"{stem}{item.suffix}")
-        if folder is not None and item.overwrite and number == 1:
-            return audio
-        names = {audio.name.casefold(), sidecar_path(audio).name.casefold()}
-        if names & taken or (folder is not None and (
-                os.path.lexists(audio) or os.path.lexists(sidecar_path(audio)))):
-            continue
-        return audio
-    raise AssertionError("unreachable")  # itertools.count never ends
-
-
 def _stopped(what: str, err: BaseException) -> str:
     """`what` and why, as one sentence: a StudioError already says what to do."""
     if isinstance(err, StudioError):
@@ -94,115 +67,69 @@ def _stopped(what: str, err: BaseException) -> str:
     return sentence(what, err)
 
 
-def _audio_temp(item: ExportItem, target: Path) -> tuple[Path, dict]:
-    """A complete temporary beside `target` with the item's audio, and its sidecar changes."""
-    if item.render is not None:
-        return item.render(target)
-    from engines.audio_io.atomic import create_temp_beside, fsync_file, remove_quietly
-
-    temp = create_temp_beside(target, target.suffix)
-    try:
-        with open(item.record.audio_path, "rb") as source, open(temp, "wb") as copy:
-            while chunk := source.read(1 << 20):
-                copy.write(chunk)
-        fsync_file(temp)
-    except BaseException:
-        remove_quietly(temp)
-        raise
-    return temp, {}
-
-
-def item_sidecar(item: ExportItem, out: Path, changes: dict) -> dict:
-    """The take's sidecar for the file at `out`. Its "finishing" tells how that file was
-    finished (None for a copy of the take; a stored chain then stays under "library")."""
-    sidecar = item.record.sidecar(out)
-    sidecar["output"].update(changes.get("output", {}))
-    sidecar["library"]["finishing"] = sidecar["finishing"]
-    sidecar["finishing"] = changes.get("finishing")
-    return sidecar
-
-
-Written = Callable[[TakeRecord, Path, dict], None]
-"""written(record, path, sidecar): told of each take once it is written (in a zip: its name
-there, told once the whole zip is in place)."""
-
-
-def export_to_folder(items: list[ExportItem], folder: Path,
-                     written_cb: Written | None = None) -> list[Path]:
+def export_to_folder(items: list[ExportItem], folder: Path, take_of: TakeOf,
+                     written_cb: Written | None = None,
+                     protected: Protected | None = None) -> list[Path]:
     """Write each item and its sidecar into `folder`; returns the audio paths (each sidecar is
     the same name ending in .json)."""
-    from engines.audio_io.atomic import release, remove_quietly
-    from engines.provenance import sidecar_path, write_json_atomic
-
     folder = Path(folder)
     if not folder.is_dir():
         raise LibraryError(f"The folder {shown(folder)} does not exist; choose an existing "
                            "folder to export into.")
     check_exportable([item.record for item in items])
+    if protected is not None:  # refused before any take is read or written
+        protected.check_folder(folder, "export folder")
     written: list[Path] = []
     taken: set[str] = set()
     try:
         for item in items:
-            temp, changes = _audio_temp(item, free_target(folder, item, taken))
-            try:
-                # Looked at again after the (maybe long) render: another program may have
-                # taken the name meanwhile.
-                target = free_target(folder, item, taken)
-                os.replace(temp, target)
-            finally:
-                remove_quietly(temp)  # a no-op once moved
-                release(temp)
-            sidecar = item_sidecar(item, target.absolute(), changes)
-            try:
-                write_json_atomic(sidecar_path(target), sidecar)
-            except BaseException:
-                target.unlink(missing_ok=True)  # no audio without its sidecar
-                raise
-            taken |= {target.name.casefold(), sidecar_path(target).name.casefold()}
-            written.append(target)
+            take = take_of(item)
+            if item.overwrite:
+                done = deliver(take, folder / f"{item.name}{suffix_for(item.fmt)}",
+                               fmt=item.fmt, protected=protected)
+            else:
+                done = deliver_new(take, folder, item.name, fmt=item.fmt, protected=protected,
+                                   taken=taken)
+            written.append(done.path)
             if written_cb is not None:
-                written_cb(item.record, target, sidecar)
+                written_cb(item.record, done.path, done.sidecar)
     except (OSError, UnicodeError, StudioError) as err:
         raise LibraryError(_stopped(f"Exporting to {shown(folder)} stopped after "
                                     f"{len(written)} of {len(items)} takes", err)) from err
     return written
 
 
-def export_to_zip(items: list[ExportItem], zip_path: Path,
-                  written_cb: Written | None = None) -> Path:
-    """One zip with the items and their sidecars, written under a temporary name first;
-    finished audio is rendered beside the zip and removed once it is in."""
-    from engines.audio_io.atomic import release, remove_quietly
-
+def export_to_zip(items: list[ExportItem], zip_path: Path, take_of: TakeOf,
+                  written_cb: Written | None = None,
+                  protected: Protected | None = None) -> Path:
+    """One zip with the items and their sidecars, written under a temporary name first; each
+    file is made beside the zip and removed once it is in."""
     zip_path = Path(zip_path)
     if not zip_path.parent.is_dir():
         raise LibraryError(f"The folder {shown(zip_path.parent)} does not exist; choose an "
                            "existing folder for the zip.")
     check_exportable([item.record for item in items])
+    if protected is not None:
+        protected.check(zip_path, "zip")
     temp = zip_path.with_name(f".{zip_path.name}.{secrets.token_hex(4)}.partial")
     taken: set[str] = set()
     done: list[tuple[TakeRecord, Path, dict]] = []
     try:
         with zipfile.ZipFile(temp, "w") as archive:
             for item in items:
-                name = free_target(None, item, taken).name
-                taken |= {name.casefold(), Path(name).with_suffix(".json").name.casefold()}
-                changes: dict = {}
-                if item.render is None:
-                    archive.write(item.record.audio_path, name,
-                                  compress_type=zipfile.ZIP_STORED)
-                else:
-                    rendered, changes = item.render(zip_path.with_name(name))
-                    try:
-                        archive.write(rendered, name, compress_type=zipfile.ZIP_STORED)
-                    finally:
-                        remove_quietly(rendered)
-                        release(rendered)
-                sidecar = item_sidecar(item, Path(name), changes)
-                payload = json.dumps(sidecar, indent=2, ensure_ascii=False) + "\n"
-                archive.writestr(Path(name).with_suffix(".json").name, payload,
+                name = free_name(None, item.name, suffix_for(item.fmt), taken)
+                taken |= {name.name.casefold(), sidecar_path(name).name.casefold()}
+                audio, sidecar = _zip_entry(take_of(item), item, zip_path.with_name(name.name),
+                                            name)
+                try:
+                    archive.write(audio, name.name, compress_type=zipfile.ZIP_STORED)
+                finally:
+                    remove_quietly(audio)
+                    release(audio)
+                payload = json.dumps(strict_json(sidecar), indent=2, ensure_ascii=False) + "\n"
+                archive.writestr(sidecar_path(name).name, payload,
                                  compress_type=zipfile.ZIP_DEFLATED)
-                done.append((item.record, Path(name), sidecar))
+                done.append((item.record, name, sidecar))
         os.replace(temp, zip_path)
     except BaseException as err:
         try:
@@ -217,3 +144,9 @@ def export_to_zip(items: list[ExportItem], zip_path: Path,
         for record, name, sidecar in done:
             written_cb(record, name, sidecar)
     return zip_path
+
+
+def _zip_entry(take: DeliveryTake, item: ExportItem, beside: Path,
+               name: Path) -> tuple[Path, dict[str, Any]]:
+    temp, sidecar, _ = prepare(take, beside, item.fmt, shown_as=name)
+    return temp, sidecar

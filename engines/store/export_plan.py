@@ -1,5 +1,6 @@
-"""What an export writes for each take: its file name (the usual `door-creak-12`, or a name
-template) and its audio (the take's own file, or the take finished by a chain).
+"""What an export writes for each take: its file name (the one name rule, engines.delivery.
+names: the export name template in settings unless one is given) and its audio (the take as it
+was made, or finished by a chain), as ExportItems and the DeliveryTake each one becomes.
 
 Which chain: the one the caller gives for every take (the command line's finishing flags), else,
 when asked, the chain stored with the take (`use_stored`), else none. A delivery format alone
@@ -17,15 +18,17 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from engines.audio_io import float_from_pcm16
+from engines.delivery.guard import Protected
+from engines.delivery.names import check_template, default_template, take_stem
+from engines.delivery.take import DeliveryTake, Labels, from_record
 from engines.errors import RequestError, StudioError
-from engines.store.export import ExportItem, export_stem, raw_suffix
-from engines.store.files import slug
+from engines.store.export import ExportItem
 from engines.store.records import LibraryError, TakeRecord
 
 Generate = Callable[[Any], np.ndarray]
@@ -38,8 +41,9 @@ _STORED_AS = {"wav16": "wav16", "flac": "flac", "wav": "wav32f"}
 
 @dataclass(frozen=True)
 class ExportOptions:
-    template: str | None = None  # engines.finish.names template; None: `door-creak-12`
-    category: str = ""  # the template's {category}
+    template: str | None = None  # engines.delivery.names template; None: the one in settings
+    category: str = ""  # the template's {category} and the files' UCS CatID
+    labels: Labels | None = None  # UCS blocks and studio names for the files' metadata
     settings: Any = None  # FinishSettings for every take (already validated), or None
     format: str | None = None  # a delivery format for takes `settings` does not finish
     use_stored: bool = False  # finish takes by their stored chain when `settings` is None
@@ -48,6 +52,7 @@ class ExportOptions:
     overwrite: bool = False  # replace files of the same name instead of numbering
     written: Callable[[TakeRecord, Path, dict], None] | None = None  # see export.Written
     day: _dt.date | None = None  # the template's {date}; today when None
+    protected: Protected | None = None  # outputs refused (inputs, the library's folders)
 
 
 @dataclass(frozen=True)
@@ -81,41 +86,60 @@ def chain_for(record: TakeRecord, options: ExportOptions) -> Chain | None:
     return None
 
 
-def file_stem(record: TakeRecord, options: ExportOptions, n: int, chain: Chain | None) -> str:
-    """The file name (without suffix) of the n-th take (from 1) of this export."""
-    if options.template is None:
-        return export_stem(record)
-    from engines.finish.names import render_name
-
-    return render_name(
-        options.template, name=record.name or slug(record.prompt or record.title()),
-        prompt=record.prompt, seed=None if record.is_imported else record.seed, n=n,
-        preset=chain.settings.preset if chain is not None else "",
-        date=options.day, category=options.category)
+def raw_format(record: TakeRecord) -> str:
+    """The delivery format a take leaves in unfinished: what its stored file holds."""
+    return _STORED_AS.get(record.file_format, "wav16")
 
 
-def export_items(records: list[TakeRecord], options: ExportOptions,
-                 audio_of: Callable[[int], np.ndarray]) -> list[ExportItem]:
-    """One ExportItem a take; `audio_of(take_id)` gives a take's float (N, 2) audio, read
-    only when the item is written (one take's audio in memory at a time)."""
-    from engines.finish.delivery import DELIVERY_FORMATS
+def labels_for(options: ExportOptions) -> Labels:
+    labels = options.labels or Labels()
+    if options.category and not labels.catid:
+        labels = replace(labels, catid=options.category)
+    return labels
 
-    if options.template is not None:
-        from engines.finish.names import check_template
 
-        check_template(options.template)
-    items = []
+def export_items(records: list[TakeRecord], options: ExportOptions
+                 ) -> tuple[list[ExportItem], dict[int, Chain | None]]:
+    """One ExportItem a take, and the chain each one is finished by (None: as made)."""
+    template = options.template or default_template()
+    check_template(template)
+    items: list[ExportItem] = []
+    chains: dict[int, Chain | None] = {}
+    labels = labels_for(options)
     for n, record in enumerate(records, start=1):
         chain = chain_for(record, options)
-        stem = file_stem(record, options, n, chain)
-        if chain is None:
-            items.append(ExportItem(record, stem, raw_suffix(record),
-                                    overwrite=options.overwrite))
-            continue
-        render = partial(_render, record, chain, options, audio_of)
-        suffix = DELIVERY_FORMATS[chain.settings.format][2]
-        items.append(ExportItem(record, stem, suffix, render, options.overwrite))
-    return items
+        chains[record.id] = chain
+        take = from_record(record, np.zeros((1, 2), np.int16)).with_labels(labels)
+        stem = take_stem(template, take, n, chain.settings.preset if chain else "",
+                         options.day)
+        fmt = chain.settings.format if chain is not None else raw_format(record)
+        items.append(ExportItem(record, stem, fmt, options.overwrite))
+    return items, chains
+
+
+class TakeMaker:
+    """take_of(item) for engines.store.export: the item's take with its verified audio
+    (`load(take_id)`, engines.store's verified_audio), finished by its chain."""
+
+    def __init__(self, options: ExportOptions, chains: dict[int, Chain | None],
+                 load: Callable[[int], np.ndarray]) -> None:
+        self._options = options
+        self._chains = chains
+        self._load = load
+        self._labels = labels_for(options)
+
+    def __call__(self, item: ExportItem) -> DeliveryTake:
+        record = item.record
+        audio = self._load(record.id)
+        chain = self._chains.get(record.id)
+        finished = None
+        if chain is not None:
+            floats = float_from_pcm16(audio) if audio.dtype == np.int16 else audio
+            finished = finish_record(record, chain, floats, self._options)
+        take = from_record(record, audio, finished).with_labels(self._labels)
+        if chain is not None:
+            take = take.with_finishing_source("stored" if chain.stored else "given")
+        return take
 
 
 def finish_record(record: TakeRecord, chain: Chain, audio: np.ndarray,
@@ -151,20 +175,3 @@ def _loop(record: TakeRecord, chain: Chain, audio: np.ndarray, options: ExportOp
     if why is not None and options.warn is not None and not by_crossfade:
         options.warn(f"The loop of take #{record.id} was made by crossfade, because {why}.")
     return make_loop(audio, None, None, seam_s)
-
-
-def _render(record: TakeRecord, chain: Chain, options: ExportOptions,
-            audio_of: Callable[[int], np.ndarray], target: Path) -> tuple[Path, dict]:
-    from engines.store.wavmeta import build_comment
-
-    finished = finish_record(record, chain, audio_of(record.id), options)
-    note = build_comment({"prompt": record.prompt, "seed": record.seed, "model": record.model,
-                          "library_id": record.id, "finish": finished.note()})
-    temp = finished.writer(note, record.title()[:120])(target)
-    audio = finished.finished.audio
-    output = {"format": chain.settings.format, "sample_rate": finished.finished.rate,
-              "samples": int(audio.shape[0]), "channels": int(audio.shape[1]),
-              "seconds": round(audio.shape[0] / finished.finished.rate, 6)}
-    made = finished.record()
-    made["source"] = "stored" if chain.stored else "given"
-    return temp, {"finishing": made, "output": output}

@@ -39,11 +39,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engines.delivery.guard import Protected
 from engines.failures import shown
 from engines.store import opening, wavmeta
 from engines.store.editing import TakeEditing
-from engines.store.export import export_name, export_to_folder, export_to_zip, raw_items
-from engines.store.export_plan import ExportOptions, export_items
+from engines.store.export import ExportItem, export_to_folder, export_to_zip
+from engines.store.export_plan import ExportOptions, TakeMaker, export_items
 from engines.store.files import as_stereo, content_sha256, copy_atomic, sha256_file
 from engines.store.opening import AUDIO_DIR, DB_NAME, TRASH_DIR, LibraryOpening
 from engines.store.placement import audio_file_name, place_audio
@@ -58,7 +59,7 @@ from engines.store.records import (
 from engines.store.rows import imported_row, note_for_row, result_pcm16, result_row
 from engines.store.schema import SCHEMA_VERSION
 from engines.store.take_audio import TakeAudio
-from engines.store.text import storable
+from engines.text import storable
 
 if TYPE_CHECKING:
     from engines.backends.base import GenerationResult
@@ -185,26 +186,31 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
 
     def export(self, ids: Iterable[int], folder: Path,
                options: ExportOptions | None = None) -> list[Path]:
-        """Write takes and a JSON sidecar each into `folder`: copies of the takes (with their
-        embedded notes), or finished files as `options` ask (see export_plan). Returns the
-        audio paths (each sidecar is the same name ending in .json). A name already in use
-        gets a number (_2, ...) unless options.overwrite."""
-        written = options.written if options is not None else None
-        return export_to_folder(self._export_items(ids, options), folder, written)
+        """Write takes and a JSON sidecar each into `folder` through the delivery layer: as
+        made, or finished as `options` ask (see export_plan). Returns the audio paths (each
+        sidecar is the same name ending in .json). A name already in use gets a number (_2,
+        ...) unless options.overwrite. Nothing is written inside the library's own folders."""
+        options = options or ExportOptions()
+        items, take_of = self._export_plan(ids, options)
+        return export_to_folder(items, folder, take_of, options.written,
+                                self._protected(options))
 
     def export_zip(self, ids: Iterable[int], zip_path: Path,
                    options: ExportOptions | None = None) -> Path:
         """One zip with the takes (or finished files) and their sidecars, written atomically."""
-        written = options.written if options is not None else None
-        return export_to_zip(self._export_items(ids, options), zip_path, written)
+        options = options or ExportOptions()
+        items, take_of = self._export_plan(ids, options)
+        return export_to_zip(items, zip_path, take_of, options.written,
+                             self._protected(options))
 
-    def _export_items(self, ids: Iterable[int], options: ExportOptions | None) -> list:
-        records = self._records(ids)
-        if options is None:
-            return raw_items(records)
-        return export_items(records, options, self.load_float_audio)
+    def _export_plan(self, ids: Iterable[int], options: ExportOptions
+                     ) -> tuple[list[ExportItem], TakeMaker]:
+        items, chains = export_items(self._records(ids), options)
+        return items, TakeMaker(options, chains, self.verified_audio)
 
-    export_name = staticmethod(export_name)
+    def _protected(self, options: ExportOptions) -> Protected:
+        protected = options.protected or Protected()
+        return Protected(dict(protected.inputs), self.root)
 
     # ---- lifetime --------------------------------------------------------------------------
 

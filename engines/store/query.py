@@ -9,7 +9,7 @@ from typing import Any
 from engines.failures import printable
 from engines.store import schema
 from engines.store.records import LibraryError
-from engines.store.text import storable
+from engines.text import storable
 
 SORT_KEYS = {
     "created": "t.created",

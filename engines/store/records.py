@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from engines.constants import CHANNELS
 from engines.errors import StudioError
 from engines.provenance import tier_entry
-from engines.store.text import storable
 from engines.store.wavmeta import APP_NAME
+from engines.text import storable
 
 if TYPE_CHECKING:
     from engines.request import GenerationRequest

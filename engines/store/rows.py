@@ -13,7 +13,7 @@ from engines.constants import SAMPLE_RATE
 from engines.store import schema
 from engines.store.files import as_stereo, content_sha256
 from engines.store.records import IMPORTED, TakeRecord
-from engines.store.text import storable
+from engines.text import storable
 
 if TYPE_CHECKING:
     from engines.backends.base import GenerationResult

@@ -65,6 +65,20 @@ class TakeAudio(TakeLookup):
 
         return pcm16_from_float(audio)
 
+    def verified_audio(self, take_id: int) -> np.ndarray:
+        """The take's samples as stored (int16, or float32 for imported float audio), checked
+        against the frame count and hash recorded when it was saved, so a file changed or
+        damaged outside the app is never exported as if it were the take."""
+        record = self.get(take_id)
+        audio, _ = self._read(take_id)
+        if record.content_sha256 and (audio.shape[0] != record.samples
+                                      or content_sha256(audio) != record.content_sha256):
+            raise LibraryError(f"The audio of take #{record.id} ({shown(record.audio_path)}) "
+                               "is damaged: it no longer holds the samples the take was saved "
+                               "with, so nothing was exported; regenerate the take to replace "
+                               "it.")
+        return audio
+
     def load_float_audio(self, take_id: int, max_frames: int = -1) -> np.ndarray:
         """float32 (N, 2) exactly as a request used it: int16 / 32767 (the GUI's scaling) for
         16-bit takes, the stored floats for imported float audio. `max_frames`: only the start

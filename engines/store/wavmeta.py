@@ -25,46 +25,10 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from engines.store.text import storable
+from engines.delivery.note import APP_NAME, COMMENT_LIMIT, build_comment, title_for
+from engines.delivery.writer import FileTags, write_into
 
-APP_NAME = "SA3 Studio"
-COMMENT_LIMIT = 1000
-TITLE_LIMIT = 120
-_MIN_PROMPT_CHARS = 40
-
-# Keys in the order they are written; the first three identify the file.
-_FIELDS = ("app", "library_id", "parent_id", "created", "prompt", "negative_prompt", "seed",
-           "model", "decoder", "precision", "decoder_tier", "steps", "cfg", "apg", "seconds",
-           "mode",
-           "init_noise_level", "inpaint_spans", "limiter_ceiling", "backend", "finish")
-
-
-def build_comment(meta: dict) -> str:
-    """The INFO comment for `meta` (keys from _FIELDS; None values are left out)."""
-    note = {key: meta[key] for key in _FIELDS if meta.get(key) is not None}
-    note["app"] = APP_NAME
-    text = _dumps(note)
-    if len(text) <= COMMENT_LIMIT:
-        return text
-    # Cut the prompts, longest first, until the note fits; the library row keeps them whole.
-    note["prompt_cut"] = True
-    for key in ("negative_prompt", "prompt"):
-        value = note.get(key, "")
-        excess = len(_dumps(note)) - COMMENT_LIMIT
-        if excess <= 0:
-            break
-        keep = max(_MIN_PROMPT_CHARS if key == "prompt" else 0, len(value) - excess - 8)
-        while keep > 0 and len(_dumps({**note, key: value[:keep]})) > COMMENT_LIMIT:
-            keep -= 8
-        note[key] = value[:max(keep, 0)]
-    text = _dumps(note)
-    if len(text) > COMMENT_LIMIT:  # only unusual fields left; identification still fits
-        text = _dumps({key: note[key] for key in ("app", "library_id", "seed") if key in note})
-    return text
-
-
-def _dumps(note: dict) -> str:
-    return json.dumps(note, separators=(",", ":"), ensure_ascii=True)
+__all__ = ["APP_NAME", "COMMENT_LIMIT", "build_comment", "title_for"]
 
 
 def sf_name(path: str | os.PathLike[str]) -> str | bytes:
@@ -72,11 +36,6 @@ def sf_name(path: str | os.PathLike[str]) -> str | bytes:
     UTF-8 (Python's surrogate escapes) still opens; soundfile would encode a str strictly and
     fail. Windows keeps str, which soundfile opens through the wide-character API."""
     return os.fspath(path) if os.name == "nt" else os.fsencode(path)
-
-
-def title_for(name: str, prompt: str) -> str:
-    text = storable((name or prompt or "untitled").strip()) or "untitled"
-    return text if len(text) <= TITLE_LIMIT else text[:TITLE_LIMIT - 3] + "..."
 
 
 _FLAC24_SCALE = 2.0**23
@@ -142,24 +101,10 @@ def write_take(path: Path, audio: np.ndarray, encoding: TakeEncoding, samplerate
 
     int16 audio becomes 16-bit PCM bit for bit; float audio is stored so it reads back exactly
     (see imported_encoding). The file is flushed to disk before returning; the caller moves it
-    into place.
+    into place. The writing itself is engines.delivery's, like every audio file the app makes.
     """
-    with sf.SoundFile(sf_name(path), "w", samplerate, audio.shape[1], encoding.subtype,
-                      format=encoding.format) as f:
-        # Before the first write: FLAC writes its comments with the stream header.
-        f.title = title
-        f.comment = comment
-        f.software = APP_NAME
-        for start in range(0, audio.shape[0], _WRITE_BLOCK):
-            f.write(encoding.encode(audio[start:start + _WRITE_BLOCK]))
-    written = sf.info(sf_name(path)).frames
-    if written != audio.shape[0]:
-        raise OSError(f"{path} holds {written} of {audio.shape[0]} frames")
-    fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    write_into(path, audio, encoding.format, encoding.subtype, samplerate,
+               FileTags(title=title, comment=comment), encode=encoding.encode)
 
 
 def read_metadata(path: str | os.PathLike[str]) -> dict | None:

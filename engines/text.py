@@ -1,4 +1,4 @@
-"""Text the library stores: what SQLite and libsndfile accept."""
+"""Text as SQLite and libsndfile accept it (the library and every file the app writes)."""
 
 from __future__ import annotations
 

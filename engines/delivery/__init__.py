@@ -1,0 +1,1 @@
+"""The one way out: a take becomes delivered file(s) with their embedded metadata."""

@@ -1,0 +1,276 @@
+"""Export file names, the one rule every way out uses: a template with fields, made safe for
+every file system we deliver to, and never the name of a file that is already there.
+
+Fields: {name} (the take's name), {prompt}, {seed}, {n} (the variation number: {n:02} gives
+01, 02 ...), {preset}, {date} (YYYYMMDD), {category} (e.g. a UCS CatID such as DOORWood, which
+users bring themselves; we do not ship the list), and the UCS blocks {catid}, {fxname},
+{creator} and {source}; the template `ucs` stands for {catid}_{fxname}_{creator}_{source}.
+Format specs are Python's ({n:03}, {seed:x}), with widths bounded so a template can never ask
+for a name longer than a file name may be.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import itertools
+import os
+import re
+import string
+import unicodedata
+from pathlib import Path
+
+from engines.delivery.take import DeliveryTake
+from engines.errors import RequestError
+
+FIELDS = ("name", "prompt", "seed", "n", "preset", "date", "category", "catid", "fxname",
+          "creator", "source")
+UCS_TEMPLATE = "{catid}_{fxname}_{creator}_{source}"
+TEMPLATE_ALIASES = {"ucs": UCS_TEMPLATE}
+# A width or precision in a format spec above this could only make a name no file system takes
+# ({n:0>100000000} would build a 100 MB string first): refused before formatting.
+MAX_SPEC_NUMBER = 255
+_TEXT_FIELDS = ("name", "prompt", "fxname", "preset", "category")  # cut first when too long
+DEFAULT_TEMPLATE = "{name}_{n:02}"  # variation sets come out as name_01 .. name_NN
+TEMPLATE_SETTING = "export_name_template"  # the key in settings.json
+# UTF-8 bytes a name may take: most file systems allow 255, and the numbered suffix (_2 ...)
+# and the extension need room after it.
+MAX_NAME_BYTES = 150
+FALLBACK_NAME = "take"
+SLUG_CHARS = 60  # characters of a prompt in a {name} made from it
+SLUG_BYTES = 120
+
+_FIELD_LIST = ", ".join("{" + field + "}" for field in FIELDS)
+_UNSAFE = set('/\\:*?"<>|')  # path separators, and what Windows refuses in a name
+_WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
+                    *(f"LPT{i}" for i in range(1, 10))}
+
+
+def _parsed(template: str) -> list[tuple[str, str | None, str]]:
+    """(literal text, field or None, format spec) parts; RequestError for a bad template."""
+    if not isinstance(template, str):
+        raise RequestError("The name template must be text, for example {name}_{n:02}.")
+    template = TEMPLATE_ALIASES.get(template.strip(), template)
+    try:
+        parts = list(string.Formatter().parse(template))
+    except ValueError:
+        raise RequestError("The name template has an unmatched { or }; put braces only around "
+                           f"fields ({_FIELD_LIST}), or double them for a brace.") from None
+    checked = []
+    for literal, field, spec, conversion in parts:
+        if field is not None:
+            if field not in FIELDS:
+                raise RequestError(f"The name template field {{{field}}} is unknown; use "
+                                   f"{_FIELD_LIST}.")
+            if conversion or "{" in (spec or ""):
+                raise RequestError(f"The name template field {{{field}}} has a conversion or a "
+                                   f"nested field; write it as {{{field}}} or "
+                                   f"{{{field}:FORMAT}}, e.g. {{n:02}}.")
+            _check_spec_size(field, spec or "")
+        checked.append((literal, field, spec or ""))
+    return checked
+
+
+def _check_spec_size(field: str, spec: str) -> None:
+    """Refuse a width or precision no file name could hold, before anything is formatted."""
+    numbers = [int(run) for run in re.findall(r"\d{1,12}", spec)] + \
+        [MAX_SPEC_NUMBER + 1 for run in re.findall(r"\d{13,}", spec)]
+    if any(number > MAX_SPEC_NUMBER for number in numbers):
+        raise RequestError(f"The name template field {{{field}:{_short(spec)}}} asks for a "
+                           f"name longer than a file name can be; use a width of at most "
+                           f"{MAX_NAME_BYTES}, e.g. {{n:02}}.")
+
+
+def _short(text: str, limit: int = 24) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def check_template(template: str) -> None:
+    """RequestError (one sentence) when the template would not render."""
+    render_name(template, name="name", prompt="prompt", seed=1, n=1, preset="preset",
+                category="category", catid="CATid", fxname="fx", creator="me", source="src")
+
+
+def render_name(template: str, *, name: str = "", prompt: str = "", seed: int | None = None,
+                n: int = 1, preset: str = "", date: _dt.date | None = None,
+                category: str = "", catid: str = "", fxname: str = "", creator: str = "",
+                source: str = "", max_bytes: int = MAX_NAME_BYTES) -> str:
+    """The template filled in and made file-name safe (see safe_file_name). When the result
+    would pass `max_bytes`, the text fields (name, prompt, ...) are cut, never the rest: a
+    long name keeps its `_02` and `.wav`. UCS blocks have `_` inside them replaced (it is the
+    block separator) and FXName cut under 25 characters, as UCS asks."""
+    parts = _parsed(template)
+    values: dict[str, object] = {
+        "name": name, "prompt": prompt, "seed": "" if seed is None else seed, "n": n,
+        "preset": preset, "date": (date or _dt.date.today()).strftime("%Y%m%d"),
+        "category": category, "catid": _ucs_block(catid), "fxname": _ucs_block(fxname)[:24],
+        "creator": _ucs_block(creator), "source": _ucs_block(source),
+    }
+    text = _filled(parts, values)
+    for _ in range(64):  # each pass cuts the longest text field by the excess
+        excess = len(safe_file_name(text, max_bytes=1 << 20).encode("utf-8")) - max_bytes
+        longest = max(_TEXT_FIELDS, key=lambda key: len(str(values[key]).encode("utf-8")))
+        longest_bytes = str(values[longest]).encode("utf-8")
+        if excess <= 0 or not longest_bytes:
+            break
+        keep = max(0, len(longest_bytes) - excess - 1)
+        values[longest] = longest_bytes[:keep].decode("utf-8", "ignore").rstrip()
+        text = _filled(parts, values)
+    return safe_file_name(text, max_bytes=max_bytes)
+
+
+def _ucs_block(text: str) -> str:
+    return re.sub(r"_+", "-", str(text or "")).strip()
+
+
+def _filled(parts: list[tuple[str, str | None, str]], values: dict[str, object]) -> str:
+    pieces = []
+    for literal, field, spec in parts:
+        pieces.append(literal)
+        if field is None:
+            continue
+        try:
+            pieces.append(format(values[field], spec))
+        except (ValueError, TypeError):
+            raise RequestError(f"The format {{{field}:{spec}}} in the name template does not "
+                               f"fit {field} ({values[field]!r}); use e.g. {{n:02}} for "
+                               "01, 02 ...") from None
+    return "".join(pieces)
+
+
+def slug(text: str, *, ascii_only: bool = False) -> str:
+    """A file-name-safe version of a prompt: words joined by '-', at most SLUG_CHARS characters.
+
+    Latin text is transliterated ("Café" -> "cafe"); letters of scripts without an ASCII form
+    (Arabic, Hebrew, CJK, ...) are kept as they are, unless `ascii_only` (for a file system that
+    refuses them). Punctuation, symbols, emoji and invisible controls (bidi overrides could
+    disguise a name) become separators. Nothing readable left gives "take".
+    """
+    words: list[str] = []
+    word: list[str] = []
+    for char in unicodedata.normalize("NFC", str(text)):
+        kind = unicodedata.category(char)
+        if kind.startswith("M"):  # a combining mark belongs to the letter before it
+            if word and not ascii_only:
+                word.append(char)
+            continue
+        plain = "".join(c for c in unicodedata.normalize("NFKD", char)
+                        if not unicodedata.combining(c))
+        if plain and plain.isascii():
+            kept = "".join(c for c in plain.lower() if c.isalnum())
+            if kept:
+                word.append(kept)
+                continue
+        elif kind[0] in "LN":  # a letter with no ASCII form: kept, or left out of its word
+            if not ascii_only:
+                word.append(char.lower())
+            continue
+        if word:
+            words.append("".join(word))
+            word = []
+    if word:
+        words.append("".join(word))
+    return _shorten("-".join(words)) or FALLBACK_NAME
+
+
+def _shorten(name: str) -> str:
+    name = name[:SLUG_CHARS]
+    while len(name.encode("utf-8")) > SLUG_BYTES:
+        name = name[:-1]
+    return name.strip("-")
+
+
+def default_template() -> str:
+    """The export name template the user set (Settings, the finishing panel), else
+    DEFAULT_TEMPLATE; a stored template that no longer works falls back to the default."""
+    from engines.paths import data_dir
+    from engines.settings import read_settings
+
+    value = read_settings(data_dir()).get(TEMPLATE_SETTING, DEFAULT_TEMPLATE)
+    try:
+        check_template(value)
+    except RequestError:
+        return DEFAULT_TEMPLATE
+    return value
+
+
+def take_stem(template: str, take: DeliveryTake, n: int = 1, preset: str = "",
+              day: _dt.date | None = None) -> str:
+    """The one name rule: the file name (no suffix) of `take`, the n-th of what is being
+    delivered (its variation number in a session), by `template` - the same for raw and
+    finished files and for every way out."""
+    labels = take.labels
+    return render_name(template, name=take.name or slug(take.prompt or "take"),
+                       prompt=take.prompt, seed=take.seed, n=n, preset=preset, date=day,
+                       category=labels.catid or labels.category, catid=labels.catid,
+                       fxname=labels.fx_name or take.name or slug(take.prompt or "take"),
+                       creator=labels.creator, source=labels.source)
+
+
+def safe_file_name(text: str, max_bytes: int = MAX_NAME_BYTES) -> str:
+    """A name any common file system takes as one file name: no path separators or characters
+    Windows refuses, no control or invisible formatting characters (a right-to-left override
+    can disguise an extension), whitespace runs as one space, no leading or trailing dots and
+    spaces, not a Windows device name, at most `max_bytes` of UTF-8, never empty. Letters of
+    every script are kept."""
+    text = unicodedata.normalize("NFC", str(text))
+    kept = []
+    for char in text:
+        category = unicodedata.category(char)
+        if char in _UNSAFE:
+            kept.append("-")
+        elif category in ("Zl", "Zp") or char.isspace():
+            kept.append(" ")
+        elif category in ("Cc", "Cf", "Cs", "Co", "Cn"):
+            continue
+        else:
+            kept.append(char)
+    name = _tidy(re.sub(r" +", " ", "".join(kept)))
+    encoded = name.encode("utf-8")
+    if len(encoded) > max_bytes:
+        name = _tidy(encoded[:max_bytes].decode("utf-8", "ignore"))
+    if name.split(".")[0].upper() in _WINDOWS_DEVICES:
+        name += "_"
+    return name or FALLBACK_NAME
+
+
+def _tidy(name: str) -> str:
+    # No leading dot (a hidden file), dash (read as an option) or space; no trailing dot or
+    # space (Windows drops them, so two names would clash).
+    return name.lstrip(" .-").rstrip(" .")
+
+
+def unique_path(folder: str | os.PathLike[str], name: str, suffix: str) -> Path:
+    """folder/name+suffix, or with _2, _3 ... before the suffix: the first that is not already
+    there (a file, folder or link). Another program may still create it before the caller does:
+    write with an exclusive create (or an atomic rename) to be sure."""
+    folder = Path(folder)
+    if suffix and not suffix.startswith("."):
+        suffix = "." + suffix
+    base = safe_file_name(name)
+    for number in itertools.count(1):
+        stem = base if number == 1 else f"{base}_{number}"
+        candidate = folder / f"{stem}{suffix}"
+        if not os.path.lexists(candidate):
+            return candidate
+    raise AssertionError("unreachable")  # itertools.count never ends
+
+
+def free_name(folder: Path | None, stem: str, suffix: str, taken: set[str] | None = None,
+              companions: tuple[str, ...] = (".json",)) -> Path:
+    """folder/stem+suffix, or stem_2, stem_3 ...: the first name whose file and companions
+    (the sidecar) are neither on disk nor in `taken` (names given out already in this run,
+    compared without case: some file systems and zip readers ignore it). `folder` None: a
+    name inside a new zip, where only `taken` counts. Another program may still create it
+    before the caller does: move into place with an exclusive create or check again."""
+    taken = taken or set()
+    base = safe_file_name(stem)
+    for number in itertools.count(1):
+        candidate_stem = base if number == 1 else f"{base}_{number}"
+        audio = Path(folder or "", f"{candidate_stem}{suffix}")
+        names = [audio] + [audio.with_name(candidate_stem + extra) for extra in companions]
+        if any(path.name.casefold() in taken for path in names):
+            continue
+        if folder is not None and any(os.path.lexists(path) for path in names):
+            continue
+        return audio
+    raise AssertionError("unreachable")  # itertools.count never ends
