@@ -17,7 +17,11 @@ USAGE = """usage: sa3-studio [generate FLAGS | batch LIST | library CMD | models
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] in (["-h"], ["--help"]):
+        from engines.cli.pipes import quiet_on_closed_pipes  # `--help | head` is no failure
+
+        restore = quiet_on_closed_pipes()
         print(USAGE)
+        restore()
         return 0
     if args[:1] == ["batch"]:
         from engines.cli.batch import main as batch_main

@@ -1,8 +1,7 @@
-"""Getting a take out of the app: drag-out (takes list or waveform), Copy, and Save As.
-
-A take with a finishing chain leaves as its finished file (app.finished_export: delivery
-format, loop points, named by the panel's export name template); any other take as its raw
-file (app.export)."""
+"""Getting a take out of the app: drag-out (takes list, waveform, library rows), Copy, and
+Save As, all through app.export and the one delivery layer. A take with a finishing chain
+leaves as its finished file, any other take as it was made; both are named by the panel's
+export name template."""
 
 from __future__ import annotations
 
@@ -12,8 +11,7 @@ from PySide6.QtCore import QMimeData, QObject, Qt, QUrl
 from PySide6.QtGui import QDrag, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QListWidgetItem
 
-from app.export import drag_file, save_take_as, take_basename
-from app.finished_export import deliver_finished, finished_name, save_finished_as, suffix_for
+from app.export import drag_file, file_stem, save_take_as, take_format
 from app.services import Notifier, TakeModel
 from app.takes import Take
 from engines import paths
@@ -29,10 +27,11 @@ STILL_FINISHING = ("The finished take is still being prepared; try again in a mo
 
 
 class ExportController(QObject):
-    def __init__(self, view, notifier: Notifier, session: TakeModel,
+    def __init__(self, view, notifier: Notifier, session: TakeModel, library=None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.view = view
+        self.library = library  # the session's library, to describe the takes it holds
         self.notifier = notifier
         self.session = session
         self.last_folder: Path | None = None  # where Save As saved last (app.window_state)
@@ -69,9 +68,8 @@ class ExportController(QObject):
     def file_for(self, take: Take) -> Path:
         """The file a drag or Copy hands out: the finished file, else the raw one."""
         rendered = self.finished_for(take)
-        if rendered is None:
-            return drag_file(take, self.takes_dir())
-        return deliver_finished(take, rendered, self.finished_dir(), self.name_template())
+        folder = self.takes_dir() if rendered is None else self.finished_dir()
+        return drag_file(take, folder, self.name_template(), self.library)
 
     def mime_for_take(self, take: Take) -> QMimeData | None:
         """The file URL of the take's drag-out file; None (and one sentence) when it cannot be
@@ -117,14 +115,13 @@ class ExportController(QObject):
             self.notifier.error("Select a take to save.")
             return
         try:
-            rendered = self.finished_for(take)
-            filters = SAVE_FILTERS if rendered is None else FINISHED_FILTERS
-            name = (take_basename(take.prompt, take.seed) if rendered is None
-                    else finished_name(take, rendered, self.name_template()))
+            self.finished_for(take)
+            name = file_stem(take, self.name_template(), self.library)
         except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
             self.notifier.failed("Could not save the take", exc)
             return
-        fmt = "wav16" if rendered is None else rendered.settings.format
+        filters = SAVE_FILTERS
+        fmt = take_format(take)
         chosen = next(label for label, value in filters.items() if value == fmt)
         folder = self.last_folder if self.last_folder and self.last_folder.is_dir() \
             else Path.home()
@@ -137,19 +134,12 @@ class ExportController(QObject):
     def save_take(self, take: Take, path: Path, fmt: str | None = None) -> Path | None:
         """Save As: the file the user named is replaced only by a complete new one; any
         failure leaves it (and its sidecar) as it was, and says so in one sentence."""
-        from engines.audio_io import format_for_path
-
         try:
-            rendered = self.finished_for(take)
-            if rendered is not None:
-                written = save_finished_as(take, rendered, path, fmt)
-            else:
-                fmt = fmt or format_for_path(path)
-                written = save_take_as(take, path, fmt)
+            self.finished_for(take)
+            written = save_take_as(take, path, fmt, self.library)
         except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
             self.notifier.failed(f"Could not save {shown(path)}", exc)
             return None
         self.last_folder = Path(written).parent
-        sidecar = " with its .json sidecar" if take.result is not None else ""
-        self.notifier.status(f"Saved {written}{sidecar}.")
+        self.notifier.status(f"Saved {written} with its .json sidecar.")
         return written

@@ -17,6 +17,7 @@ from app.texts import LIST_RUNNING
 from app.widgets.tier_widgets import choose
 from engines.catalog import MODEL_SETS
 from engines.failures import shown
+from engines.store.library import ExportOptions
 
 __all__ = ["LibraryController", "restore_finishing"]
 
@@ -247,6 +248,15 @@ class LibraryController(QObject):
         self.notifier.status(f"Library take #{take_id} restored.")
 
     # ------------------------------------------------------------------ export
+    def export_options(self) -> ExportOptions:
+        """What the Library tab's exports write: each take finished by its stored chain (as a
+        drag of the row gives it), named by the export name template, labelled with the
+        studio's names from settings - the same files `library export` writes."""
+        from engines.delivery.labels import make_labels
+
+        return ExportOptions(use_stored=True, labels=make_labels(),
+                             warn=lambda text: self.notifier.status(text))
+
     def export_selected(self, folder: str | None = None) -> list[Path]:
         records = self.panel.selected_records()
         if not records:
@@ -257,7 +267,8 @@ class LibraryController(QObject):
         if not folder:
             return []
         try:
-            written = self.library.export([r.id for r in records], Path(folder))
+            written = self.library.export([r.id for r in records], Path(folder),
+                                          self.export_options())
         except Exception as exc:  # noqa: BLE001
             self.notifier.failed(f"Could not export to {shown(folder)}", exc)
             return []
@@ -276,7 +287,8 @@ class LibraryController(QObject):
         if not path:
             return None
         try:
-            written = self.library.export_zip([r.id for r in records], Path(path))
+            written = self.library.export_zip([r.id for r in records], Path(path),
+                                              self.export_options())
         except Exception as exc:  # noqa: BLE001
             self.notifier.failed(f"Could not write {shown(path)}", exc)
             return None

@@ -52,7 +52,7 @@ class Studio(QObject):
         self.generation_controller = GenerationController(window, notifier, session, gpu, self)
         self.takes_controller = TakesController(window, notifier, session, player, self)
         self.inpaint_controller = InpaintController(window, notifier, session, library, self)
-        self.export_controller = ExportController(window, notifier, session, self)
+        self.export_controller = ExportController(window, notifier, session, library, self)
         self.finish_controller = FinishController(window, notifier, session, gpu, player,
                                                   library, self)
         self.library_controller = LibraryController(

@@ -21,10 +21,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engines.batch.plan import Problem, Take
+from engines.batch.plan import MANIFEST_NAME, Problem, Take
 from engines.failures import path_text, reason, shown
 
-MANIFEST_NAME = "manifest.json"
 MANIFEST_VERSION = 1
 STATUSES = ("ok", "skipped", "failed", "pending")
 

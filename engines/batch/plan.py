@@ -21,13 +21,15 @@ from typing import Any
 
 from engines.batch.items import RowDefaults, RowError, RowSpec, parse_row
 from engines.batch.sound_list import SoundList
-from engines.cli.finishing import SUFFIXES
+from engines.delivery.formats import suffix_for
+from engines.delivery.guard import Protected
 from engines.errors import RequestError
 from engines.request import MAX_SEED
 
 HASH_VERSION = 1
 DONE = ("ok", "skipped")
 MANIFEST_STEM = "manifest"
+MANIFEST_NAME = "manifest.json"  # written by engines.batch.manifest
 
 # finishing_for(row preset or None, row loop or None) -> (settings or None, format): the
 # command line's finishing with the row's preset and loop applied (RequestError if refused).
@@ -86,8 +88,20 @@ class Plan:
 
 
 def make_plan(sound_list: SoundList, out_dir: Path, *, template: str, defaults: RowDefaults,
-              finishing_for: FinishingFor, earlier: list[dict], force: bool) -> Plan:
-    planner = _Planner(out_dir, template, force, earlier)
+              finishing_for: FinishingFor, earlier: list[dict], force: bool,
+              library_root: Path | None = None) -> Plan:
+    """The takes of the list, and the rows that cannot be rendered. A take whose file or
+    sidecar would land on an input of this run (the list, the manifest, any row's init audio)
+    or inside the library folder `library_root` is refused here, before any render."""
+    protected = Protected(library_root=library_root)
+    protected.add_input(sound_list.path, "the sound list")
+    protected.add_input(out_dir / MANIFEST_NAME, "the manifest of this folder")
+    for row in sound_list.rows:  # every row's init audio, before any name is given out
+        init = row.values.get("init_audio")
+        if isinstance(init, str) and init.strip():
+            protected.add_input(sound_list.folder / Path(init.strip()).expanduser(),
+                                f"the init audio of {row.where}")
+    planner = _Planner(out_dir, template, force, earlier, protected)
     for row in sound_list.rows:
         name = row.values.get("name")
         name = name.strip() if isinstance(name, str) else ""
@@ -107,8 +121,10 @@ def make_plan(sound_list: SoundList, out_dir: Path, *, template: str, defaults: 
 
 
 class _Planner:
-    def __init__(self, out_dir: Path, template: str, force: bool, earlier: list[dict]) -> None:
+    def __init__(self, out_dir: Path, template: str, force: bool, earlier: list[dict],
+                 protected: Protected) -> None:
         self.out_dir = out_dir
+        self.protected = protected
         self.template = template
         self.force = force
         self.earlier = {_key(e.get("name"), e.get("variation"), e.get("params_hash")): e
@@ -146,7 +162,13 @@ class _Planner:
         except RequestError as exc:
             self.problem(where, spec.name, f"{where}: {exc}")
             return None
-        file = stem + SUFFIXES[fmt]
+        file = stem + suffix_for(fmt)
+        try:
+            self.protected.check(self.out_dir / file, "file")
+            self.protected.check(self.out_dir / f"{stem}.json", "sidecar")
+        except RequestError as exc:
+            self.problem(where, spec.name, f"{where}: {exc}", file)
+            return None
         key = name_key(stem)  # the sidecar is stem.json whatever the audio's suffix
         if key == MANIFEST_STEM:
             self.problem(where, spec.name, f"{where}: the file name {file} would put its "

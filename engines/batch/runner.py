@@ -38,12 +38,14 @@ class Outcome:
 
 class StopRequest:
     """Ctrl+C while the batch runs: the first asks to stop after the current takes, the second
-    stops now. A context manager that puts the previous handler back."""
+    stops now. SIGTERM (a service manager, `kill`) stops now, like a second Ctrl+C: the
+    workers are terminated and the manifest saved on the way out, where the default action
+    would leave the workers behind. A context manager that puts the previous handlers back."""
 
     def __init__(self, progress: Progress) -> None:
         self.requested = False
         self._progress = progress
-        self._previous: Any = None
+        self._previous: dict[int, Any] = {}
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self.requested:
@@ -52,14 +54,20 @@ class StopRequest:
         self._progress.say("cancelled", "stopping after the current take; press Ctrl+C again "
                                         "to stop at once.")
 
+    def _terminate(self, signum: int, frame: Any) -> None:
+        self.requested = True
+        raise KeyboardInterrupt
+
     def __enter__(self) -> StopRequest:
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._handle)
+            self._previous[signal.SIGINT] = signal.signal(signal.SIGINT, self._handle)
+            self._previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._terminate)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._previous is not None:
-            signal.signal(signal.SIGINT, self._previous)
+        for signum, previous in self._previous.items():
+            if previous is not None:  # None: a handler set outside Python, left as it is
+                signal.signal(signum, previous)
 
 
 def run_batch(plan: Plan, manifest: Manifest, renderer: Any, writer: TakeWriter,

@@ -15,6 +15,7 @@ import logging
 import os
 import queue
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -27,6 +28,8 @@ from engines.request import MAX_SEED, GenerationRequest
 
 log = logging.getLogger(__name__)
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+EXIT_ORPHANED = 75  # a worker whose batch went away
 LOOP_SEED_OFFSET = 0x9E3779B9  # odd and far from 0: a loop seam never reuses the take's seed
 MAX_RESTARTS_PER_WORKER = 3
 POLL_S = 0.2
@@ -120,6 +123,7 @@ def unexpected(exc: BaseException) -> str:
 def worker_main(models_dir: Path | None, cuda_devices: str | None, tasks: Any,
                 results: Any) -> None:
     """A worker process: render the takes it is handed until it gets None."""
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # already ignored (_sigint_ignored); be sure
     if cuda_devices is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = cuda_devices  # before anything loads CUDA
@@ -132,6 +136,43 @@ def worker_main(models_dir: Path | None, cuda_devices: str | None, tasks: Any,
             results.put(renderer.render(job))
     finally:
         renderer.close()
+
+
+def die_with_parent() -> None:
+    """End this worker when the batch that started it is gone (SIGKILL, SIGTERM, a crash):
+    it would otherwise wait on its task queue for ever, holding its engines' memory, since it
+    holds the queue's write end itself and never sees the pipe close.
+
+    On Linux the kernel sends SIGKILL when the parent dies (prctl PR_SET_PDEATHSIG; the pool
+    is made and restarted by the parent's main thread, whose exit is the process's). Everywhere,
+    a watchdog thread waits on multiprocessing's sentinel for the parent and exits when it
+    fires; it also covers a parent that died before the prctl call took effect."""
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # run in the parent's own process (tests): nothing to watch
+        return
+    _parent_death_signal()
+    threading.Thread(target=_exit_with, args=(parent,), daemon=True,
+                     name="sa3-parent-watchdog").start()
+
+
+def _parent_death_signal() -> None:
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            log.warning("prctl(PR_SET_PDEATHSIG) failed (errno %d)", ctypes.get_errno())
+    except (OSError, AttributeError):  # no libc prctl here: the watchdog alone
+        log.warning("prctl is not available; the watchdog ends orphaned workers", exc_info=True)
+
+
+def _exit_with(parent: Any) -> None:
+    parent.join()  # returns when the parent's sentinel pipe closes: the parent is gone
+    os._exit(EXIT_ORPHANED)  # no cleanup to wait for: the takes in hand have no one to go to
 
 
 @dataclass

@@ -8,6 +8,7 @@ One module per command, plus what they share:
     library_export  `library export` (with finishing)
     models          `python main.py models list|download|build|selftest|token|...`
     support         exit codes, one-line refusals, run_command (no traceback ever reaches the user)
+    pipes           a reader closing stdout (`| head`) is no failure: output stops, work goes on
     finishing       the finishing flags `generate`, `batch` and `library export` share
     output          checks before a render, and the audio + sidecar pair moved into place together
     keeping         how `generate` keeps its take in the library (a failure never costs the file)

@@ -16,6 +16,7 @@ from typing import Any
 from engines.batch.items import RowDefaults
 from engines.batch.plan import Plan
 from engines.cli.finishing import add_finish_arguments, finish_settings
+from engines.cli.labels import add_label_arguments, labels_from
 from engines.cli.support import (
     EXIT_CANCELLED,
     EXIT_FAILED,
@@ -27,6 +28,7 @@ from engines.cli.support import (
 )
 from engines.errors import RequestError
 from engines.failures import printable, sentence, shown
+from engines.paths import library_dir
 
 MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
@@ -74,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-library", action="store_true",
                    help="do not keep the takes in the sound library")
     add_finish_arguments(p)
+    add_label_arguments(p)
     return p
 
 
@@ -105,8 +108,10 @@ def run(args: argparse.Namespace) -> int:
     defaults = RowDefaults(model=args.model, precision=args.precision,
                            codec_tier=args.codec_tier, seconds=args.seconds,
                            steps=args.steps, backend=args.backend)
+    args.labels = labels_from(args)  # an unknown CatID is refused before anything is read
     plan = make_plan(sound_list, out, template=args.name, defaults=defaults,
-                     finishing_for=_finishing_for(args), earlier=earlier, force=args.force)
+                     finishing_for=_finishing_for(args), earlier=earlier, force=args.force,
+                     library_root=library_dir())
     for item in plan.problems:
         warn_line("error", item.reason)
     catalog = default_catalog(args.models_dir)
@@ -218,8 +223,8 @@ def _render(args: argparse.Namespace, out: Path, list_path: Path, plan: Plan, ca
                 renderer = InlineRenderer(args.models_dir, catalog)
             else:
                 renderer = WorkerPool(jobs, args.models_dir, cuda_devices)
-            outcome = run_batch(plan, manifest, renderer, TakeWriter(out, list_path, keeper),
-                                progress, stop, cannot_run)
+            writer = TakeWriter(out, list_path, keeper, args.labels)
+            outcome = run_batch(plan, manifest, renderer, writer, progress, stop, cannot_run)
     finally:
         progress.close()
         keeper.close()

@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 PROMPT_WIDTH = 60
 MAX_TAKE_ID = 2**63 - 1  # SQLite's largest integer
 MAX_LISTED = 2**31  # "show me everything": more than any library holds
+READ_COMMANDS = ("list", "show")  # never wait for another process writing the library
 
 
 def take_id(text: str) -> int:
@@ -272,7 +273,7 @@ def main(argv: list[str]) -> int:
 
         args = build_parser().parse_args(list(argv))
         try:
-            library = ClipLibrary(library_dir())
+            library = ClipLibrary(library_dir(), for_reading=args.command in READ_COMMANDS)
         except DataFolderError:
             raise  # the data folder itself: bad setup, exit 2
         except StudioError as exc:  # the library itself cannot be opened: a failure, not input

@@ -11,6 +11,7 @@ import logging
 import sys
 from collections.abc import Callable
 
+from engines.cli.pipes import quiet_on_closed_pipes
 from engines.errors import BackendError, CancelledError, StudioError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -44,6 +45,7 @@ def run_command(name: str, body: Callable[[], int]) -> int:
     from engines.paths import setup_logging
 
     _tolerant_streams()
+    restore = quiet_on_closed_pipes()
     setup_logging(f"sa3-studio.{name}", console_level=logging.CRITICAL)
     try:
         code = body()
@@ -66,6 +68,7 @@ def run_command(name: str, body: Callable[[], int]) -> int:
         log.info("%s failed unexpectedly", name, exc_info=True)
         code = _say("error", _unexpected(name, exc), EXIT_FAILED)
     _print_notices()
+    restore()
     return code
 
 

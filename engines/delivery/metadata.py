@@ -114,11 +114,12 @@ def aswg_fields(take: DeliveryTake, rendering: Rendering) -> dict[str, Any]:
     labels = take.labels
     fields: dict[str, Any] = {
         "isGenerated": take.generated, "isLoop": rendering.loop_points is not None,
-        "loudness": rendering.loudness_lufs, "maxPeak": rendering.true_peak_dbtp,
+        # ASWG maxPeak is the highest sample in dBFS (not the true peak, which bext carries)
+        "loudness": rendering.loudness_lufs, "maxPeak": _sample_peak_db(rendering),
         "catId": labels.catid, "category": labels.category, "subCategory": labels.subcategory,
         "fxName": labels.fx_name or take.name, "library": labels.library,
         "creatorId": labels.creator, "sourceId": labels.source,
-        "notes": labels.notes, "originator": APP_NAME,
+        "notes": labels.notes, "originator": labels.designer,
     }
     return {key: value for key, value in fields.items() if value not in (None, "")}
 
@@ -133,3 +134,16 @@ def vorbis_values(take: DeliveryTake, rendering: Rendering) -> dict[str, Any]:
             "date": origination(take).date().isoformat(),
             "loudness": rendering.loudness_lufs, "true_peak": rendering.true_peak_dbtp,
             "is_loop": rendering.loop_points is not None, "is_generated": take.generated}
+
+
+def _sample_peak_db(rendering: Rendering) -> float | None:
+    import numpy as np
+
+    from engines.finish.loudness import to_db
+
+    audio = rendering.audio
+    peak = float(np.max(np.abs(audio))) if audio.size else 0.0
+    if audio.dtype == np.int16:
+        peak /= 32767.0
+    value = to_db(peak)
+    return None if value is None else round(value, 2)

@@ -62,10 +62,35 @@ class LibraryConnection:
         return rows[0] if rows else None
 
 
+BUSY_TIMEOUT_S = 10.0
+_BUSY_CODES = (5, 6)  # SQLITE_BUSY, SQLITE_LOCKED
+
+
 def connect(db_path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(db_path, timeout=10.0, isolation_level=None)
+    conn = sqlite3.connect(db_path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def writer_busy(conn: sqlite3.Connection) -> bool:
+    """Whether another connection holds the write lock right now, asked without waiting."""
+    conn.execute("PRAGMA busy_timeout = 0")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as err:
+        if (getattr(err, "sqlite_errorcode", 5) & 0xFF) in _BUSY_CODES:
+            return True
+        raise
+    else:
+        conn.execute("ROLLBACK")
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+
+
+def current(conn: sqlite3.Connection) -> bool:
+    """Whether the database has this version's schema (else it must be migrated first)."""
+    return conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 @dataclass

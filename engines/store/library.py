@@ -81,8 +81,10 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
     else None. `read_only`: the folder cannot be written, so takes can be found, played and
     exported, but every change is refused with a LibraryError that says so."""
 
-    def __init__(self, root: Path) -> None:
-        self._open(root)
+    def __init__(self, root: Path, *, for_reading: bool = False) -> None:
+        """`for_reading`: only reads follow, so a writer holding the lock is not waited for
+        (see LibraryOpening._open)."""
+        self._open(root, for_reading)
 
     def _next_id(self) -> int:
         seq = self._conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'takes'").fetchone()
@@ -219,7 +221,9 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
         if conn is None:
             return
         try:
-            if not self.read_only:
+            if not self.read_only and not self.reading_beside_writer:
+                # Best effort: statistics never make anyone wait for another writer.
+                conn.execute("PRAGMA busy_timeout = 0")
                 conn.execute("PRAGMA optimize")
         except sqlite3.Error:
             pass

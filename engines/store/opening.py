@@ -42,7 +42,10 @@ class LibraryOpening(QualityCheck):
     notice: str | None  # one sentence for the user after a repair or when read-only, else None
     migrated_from: int | None
 
-    def _open(self, root: Path) -> None:
+    def _open(self, root: Path, for_reading: bool = False) -> None:
+        """`for_reading`: the caller only reads (library list, show). Then a library another
+        process is writing right now is read as it stands, without the tidying up a writable
+        open does (that needs the write lock, and a reader must not wait for a writer)."""
         self.root = Path(root)
         self.audio_dir = self.root / AUDIO_DIR
         self.trash_dir = self.root / TRASH_DIR
@@ -51,6 +54,7 @@ class LibraryOpening(QualityCheck):
         self.notice = None
         self.migrated_from = None
         self.read_only = False
+        self.reading_beside_writer = False
         self._read_only_reason = ""
         self._make_folders()
         if self.read_only:
@@ -68,6 +72,8 @@ class LibraryOpening(QualityCheck):
             log.warning("%s", self.notice)
             return
         self._conn = opened.conn
+        if for_reading and self._read_beside_writer():
+            return
         try:
             self._use_fts, self.migrated_from = database.prepare(self._conn, self.db_path,
                                                                  self.root)
@@ -84,6 +90,22 @@ class LibraryOpening(QualityCheck):
         if not existed and adopted:  # the database was deleted, the takes were not
             self.notice = rebuild.RebuildReport("missing", from_notes=len(adopted),
                                                 from_journal=len(restored)).notice()
+
+    def _read_beside_writer(self) -> bool:
+        """True when another process holds the write lock and this connection can read the
+        library as it is (WAL readers never wait for writers); the writer tidies it up."""
+        try:
+            if not database.writer_busy(self._conn) or not database.current(self._conn):
+                return False  # free: the usual open; an old schema must wait to be migrated
+            self._use_fts = schema.fts_usable(self._conn)
+        except sqlite3.Error as err:
+            self._conn.close()
+            raise LibraryError(sentence(f"The library at {shown(self.root)} could not be "
+                                        "opened", err)) from err
+        self.reading_beside_writer = True
+        log.info("the library %s is being written by another process; read as it stands",
+                 self.root)
+        return True
 
     def _make_folders(self) -> None:
         """Create the folders a writable library needs; a folder that exists but cannot be
