@@ -15,13 +15,14 @@ from app.export import drag_file, file_stem, save_take_as, take_format
 from app.services import Notifier, TakeModel
 from app.takes import Take
 from engines import paths
+from engines.delivery.formats import suffix_for
+from engines.delivery.formats import FORMATS, suffix_for
 from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.errors import StudioError
 from engines.failures import shown
 
-SAVE_FILTERS = {"WAV 16-bit (*.wav)": "wav16", "WAV 24-bit (*.wav)": "wav24",
-                "FLAC (*.flac)": "flac", "OGG Vorbis (*.ogg)": "ogg"}
-FINISHED_FILTERS = {**SAVE_FILTERS, "WAV 32-bit float (*.wav)": "wav32f"}
+# The Save As dialog's file types, from the one format table: "WAV 16-bit (*.wav)" ...
+SAVE_FILTERS = {f"{spec.label} (*{spec.suffix})": key for key, spec in FORMATS.items()}
 STILL_FINISHING = ("The finished take is still being prepared; try again in a moment (or "
                    "choose the Raw preset to take the raw file).")
 
