@@ -49,7 +49,10 @@ def delivery_take(take: Take, library: Any) -> DeliveryTake:
         init = init_entry(Path(take.init_path)) if take.init_path is not None else None
         base = from_result(take.result, init=init, name=take.name, finished=finished)
     else:
-        base = from_audio(take.pcm, prompt=take.prompt, name=take.name).with_finished(finished)
+        generated = not take.imported
+        base = from_audio(take.pcm, prompt=take.prompt, name=take.name,
+                          seed=take.seed if generated else None,
+                          model=take.model if generated else "").with_finished(finished)
     return base.with_labels(_studio_labels())
 
 

@@ -15,7 +15,6 @@ from app.export import drag_file, file_stem, save_take_as, take_format
 from app.services import Notifier, TakeModel
 from app.takes import Take
 from engines import paths
-from engines.delivery.formats import suffix_for
 from engines.delivery.formats import FORMATS, suffix_for
 from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.errors import StudioError

@@ -76,6 +76,10 @@ def read_settings(data_dir: Path) -> dict[str, Any]:
 def _set_aside(path: Path, why: str) -> dict[str, Any]:
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     aside = path.with_name(f"{path.name}.damaged-{stamp}")
+    for count in range(2, 100):  # one set aside earlier in the same second is kept too
+        if not aside.exists():
+            break
+        aside = path.with_name(f"{path.name}.damaged-{stamp}-{count}")
     try:
         os.replace(path, aside)
     except OSError as err:

@@ -13,18 +13,19 @@ import soundfile as sf
 
 from engines import audio_io
 from engines.audio_io import (
-    WRITE_FORMATS,
     AudioInfo,
     audio_info,
     fit_length,
     float_from_pcm16,
-    format_for_path,
     pcm16_from_float,
     pcm16_from_int32,
     read_audio,
-    write_audio,
 )
 from engines.constants import SAMPLE_RATE
+from engines.delivery import writer as writer_module
+from engines.delivery.formats import FORMATS as WRITE_FORMATS
+from engines.delivery.formats import format_for_path
+from engines.delivery.writer import write_audio
 from engines.errors import AudioFileError
 
 TONE_HZ = 1000.0
@@ -390,9 +391,10 @@ def test_fit_length_pads_trims_and_copies() -> None:
 
 
 def test_write_formats_table() -> None:
-    assert dict(WRITE_FORMATS) == {
+    assert {key: spec[:3] for key, spec in WRITE_FORMATS.items()} == {
         "wav16": ("WAV", "PCM_16", ".wav"),
         "wav24": ("WAV", "PCM_24", ".wav"),
+        "wav32f": ("WAV", "FLOAT", ".wav"),
         "flac": ("FLAC", "PCM_24", ".flac"),
         "ogg": ("OGG", "VORBIS", ".ogg"),
     }
@@ -423,11 +425,14 @@ def test_wav16_int16_round_trip_is_bit_exact(tmp_path: Path) -> None:
     assert sf.info(path).subtype == "PCM_16"
 
 
-def test_wav16_float_input_uses_pcm16_from_float(tmp_path: Path) -> None:
-    audio = stereo_noise(3000, 1.2)
+def test_wav16_float_input_is_dithered_within_one_and_a_half_lsb(tmp_path: Path) -> None:
+    audio = stereo_noise(3000, 0.9)
     path = write_audio(tmp_path / "f.wav", audio)
     back, _ = sf.read(path, dtype="int16")
-    np.testing.assert_array_equal(back, pcm16_from_float(audio))
+    error = back.astype(np.int32) - pcm16_from_float(audio).astype(np.int32)
+    assert np.abs(error).max() <= 2 and error.std() > 0.3  # TPDF dither, not plain rounding
+    assert write_audio(tmp_path / "g.wav", audio).read_bytes()[-4000:] == \
+        path.read_bytes()[-4000:]  # a fixed seed: the same audio gives the same file
 
 
 @pytest.mark.parametrize("fmt", ("wav24", "flac"))
@@ -527,8 +532,9 @@ def test_write_into_missing_folder(tmp_path: Path) -> None:
 def test_write_rejects_bad_arrays(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         write_audio(tmp_path / "x.wav", np.zeros(10, np.int16))
-    with pytest.raises(ValueError):
-        write_audio(tmp_path / "x.wav", np.zeros((10, 1), np.int16))
+    mono = write_audio(tmp_path / "m.wav", np.zeros((10, 1), np.int16))  # a mono delivery
+    assert sf.info(mono).channels == 1
+    mono.unlink()
     with pytest.raises(ValueError):
         write_audio(tmp_path / "x.wav", np.zeros((0, 2), np.int16))
     with pytest.raises(TypeError, match="pcm16_from_int32"):
@@ -561,7 +567,7 @@ def test_failed_write_leaves_target_and_no_temp_file(
         Path(os.fsdecode(file)).write_bytes(b"half a header")
         raise raised
 
-    monkeypatch.setattr(sf, "write", failing_write)
+    monkeypatch.setattr(writer_module, "_write_samples", failing_write)
     with pytest.raises(AudioFileError, match=expected) as caught:
         write_audio(target, np.zeros((10, 2), np.int16))
     _assert_one_sentence(caught.value, "take.wav")
@@ -574,12 +580,12 @@ def test_short_write_is_caught_before_replacing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     target, before = _existing_take(tmp_path)
-    real_write = sf.write
+    real_write = writer_module._write_samples
 
     def truncating_write(file, data, *args, **kwargs) -> None:
         real_write(file, data[: len(data) // 2], *args, **kwargs)
 
-    monkeypatch.setattr(sf, "write", truncating_write)
+    monkeypatch.setattr(writer_module, "_write_samples", truncating_write)
     with pytest.raises(AudioFileError, match="disk is full"):
         write_audio(target, np.zeros((10, 2), np.int16))
     assert target.read_bytes() == before
@@ -602,7 +608,7 @@ def test_interrupt_cleans_up_and_is_not_reworded(
     def interrupted(*args, **kwargs) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sf, "write", interrupted)
+    monkeypatch.setattr(writer_module, "_write_samples", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write_audio(tmp_path / "x.wav", np.zeros((10, 2), np.int16))
     assert dir_names(tmp_path) == []
@@ -612,13 +618,13 @@ def test_temp_file_is_hidden_and_beside_the_target(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[Path] = []
-    real_write = sf.write
+    real_write = writer_module._write_samples
 
     def spying_write(file, *args, **kwargs) -> None:
         seen.append(Path(os.fsdecode(file)))
         real_write(file, *args, **kwargs)
 
-    monkeypatch.setattr(sf, "write", spying_write)
+    monkeypatch.setattr(writer_module, "_write_samples", spying_write)
     write_audio(tmp_path / "x.flac", np.zeros((10, 2), np.int16))
     assert len(seen) == 1
     assert seen[0].parent == tmp_path

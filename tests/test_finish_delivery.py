@@ -12,6 +12,8 @@ import pytest
 import soundfile as sf
 import wavinfo
 
+from engines.delivery import riff
+from engines.delivery.writer import FileTags, write_audio
 from engines.errors import AudioFileError
 from engines.finish import delivery, vorbis_comments
 from engines.finish.delivery import (
@@ -20,9 +22,15 @@ from engines.finish.delivery import (
     read_loop_tags,
     resample,
     tpdf_dither_to_int16,
-    write_delivery,
 )
 from engines.finish.seam_metrics import seam_test
+
+
+def write_delivery(path, audio, rate, fmt, loop_points=None, note=None, title=None):
+    """The delivery writer as the finishing chain's files use it."""
+    return write_audio(path, audio, fmt, rate, loop_points=loop_points,
+                       tags=FileTags(title=title, comment=note))
+
 
 NOTE = '{"app":"SA3 Studio","finish":{"loudness_lufs":-24.0}}'
 
@@ -262,7 +270,7 @@ def test_flac_tags_replace_old_values(tmp_path: Path) -> None:
 
 def test_refusals_are_one_sentence_and_leave_nothing(tmp_path: Path) -> None:
     audio = _noise(100)
-    with pytest.raises(AudioFileError, match=r"'mp3' is not a delivery format; choose one of "
+    with pytest.raises(AudioFileError, match=r"'mp3' is not an export format; choose one of "
                                              r"wav16, wav24, wav32f, flac, ogg\.$"):
         write_delivery(tmp_path / "a.mp3", audio, 44100, "mp3")
     with pytest.raises(AudioFileError, match=r"the name must end in \.flac"):
@@ -280,10 +288,10 @@ def test_a_failed_save_keeps_the_old_file_and_no_temporary(tmp_path: Path,
     target = write_delivery(tmp_path / "rain.wav", _noise(100), 44100, "wav16")
     old = target.read_bytes()
 
-    def full_disk(path: object, loops: object) -> None:
+    def full_disk(path: object, chunks: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(delivery, "add_loop_points", full_disk)
+    monkeypatch.setattr(riff, "set_wav_chunks", full_disk)
     with pytest.raises(AudioFileError) as caught:
         write_delivery(target, _noise(200), 44100, "wav16", loop_points=(0, 199))
     message = str(caught.value)

@@ -219,11 +219,10 @@ def test_real_playback_through_the_default_device(qtbot, window):
 
 
 def test_take_export_name_helpers():
-    from app.export import slug, take_basename
+    from engines.delivery.names import slug
 
     assert slug("Coin pickup, BRIGHT & short!") == "coin-pickup-bright-short"
     assert slug("雷") == "雷"  # a script with no ASCII form keeps its letters
     assert slug("🔔🔔") == "take"
-    assert take_basename("laser", 12) == "laser_seed12"
     pcm = np.zeros((441, 2), np.int16)
     assert Take(prompt="x", pcm=pcm, seed=1, model="demo").seconds == pytest.approx(0.01)

@@ -140,7 +140,7 @@ def take_with_file(qtbot, window, tmp_path: Path):
 
 
 def _save_fails_like_write_audio(window, take, target: Path, before: dict) -> None:
-    from engines.audio_io import write_audio
+    from engines.delivery.writer import write_audio
 
     expected = engine_error(lambda: write_audio(target, take.pcm, "wav16"))
     assert window.studio.export_controller.save_take(take, target) is None
@@ -179,14 +179,16 @@ def test_save_as_on_a_full_disk(window, take_with_file, monkeypatch: pytest.Monk
         Path(os.fsdecode(file)).write_bytes(b"half a header")  # as a real failure leaves it
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(sf, "write", full_disk)
+    from engines.delivery import writer
+
+    monkeypatch.setattr(writer, "_write_samples", full_disk)
     _save_fails_like_write_audio(window, take, target, before)
     assert "disk is full" in shown(window)
 
 
 def test_save_as_sidecar_failure_is_one_sentence(window, take_with_file,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.export as export
+    import engines.delivery.deliver as deliver
     from engines.failures import sentence
 
     take, target, _ = take_with_file
@@ -195,10 +197,12 @@ def test_save_as_sidecar_failure_is_one_sentence(window, take_with_file,
     def full_disk(*_args, **_kwargs):
         raise failure
 
-    monkeypatch.setattr(export, "write_json_atomic", full_disk)
+    monkeypatch.setattr(deliver, "write_json_temp", full_disk)
     assert window.studio.export_controller.save_take(take, target) is None
-    said(window, sentence("Saved 'mine.wav', but its sidecar 'mine.json' could not be written",
-                          failure))
+    from engines.failures import shown as quoted
+
+    said(window, sentence(f"Could not write {quoted(target.with_suffix('.json'))}", failure,
+                          "no file was changed; choose another place or make room there"))
     assert target.with_suffix(".json").read_text() == '{"mine": true}\n'
 
 

@@ -1,10 +1,10 @@
 """Reading and writing audio files, and the PCM conversions around them.
 
 Everything the engines consume or produce is float32 stereo at SAMPLE_RATE, shape (N, 2). Files
-in any format libsndfile reads are brought to that shape here (downmix, resample), and finished
-clips are written atomically, so a failed export never leaves a half-written file or damages the
-one it was meant to replace. Every failure becomes an AudioFileError with one sentence for the
-user; soundfile and soxr exceptions never escape, they are chained as the cause.
+in any format libsndfile reads are brought to that shape here (downmix, resample); finished
+clips are written by engines.delivery. Every failure becomes an AudioFileError with one
+sentence for the user; soundfile and soxr exceptions never escape, they are chained as the
+cause.
 
 Scaling conventions (one place, so the rest of the app never has to think about them):
 - In memory, 16-bit PCM is symmetric: full scale is +-PCM_CLAMP (32767), never -32768, the same
@@ -19,37 +19,25 @@ Callers import from here; the work is split by job:
     pcm        PCM conversions and fit_length
     convert    channel fold-down and resampling to SAMPLE_RATE
     reading    audio_info and read_audio, with their error sentences
-    writing    WRITE_FORMATS, format_for_path and write_audio
     atomic     the temporary file an atomic save goes through
-    os_errors  OS errors as words for the user (shared by reading and writing)
+    os_errors  OS errors as words for the user
+Writing audio is the delivery layer's (engines.delivery: formats, writer).
 """
 
 from engines.audio_io.convert import RESAMPLE_QUALITY
 from engines.audio_io.pcm import fit_length, float_from_pcm16, pcm16_from_float, pcm16_from_int32
 from engines.audio_io.reading import READABLE_FORMATS_HINT, AudioInfo, audio_info, read_audio
-from engines.audio_io.writing import (
-    PCM24_CLAMP,
-    WRITE_FORMATS,
-    WriteFormat,
-    format_for_path,
-    write_audio,
-)
 from engines.errors import AudioFileError
 
 __all__ = [
-    "PCM24_CLAMP",
     "READABLE_FORMATS_HINT",
     "RESAMPLE_QUALITY",
-    "WRITE_FORMATS",
     "AudioFileError",
     "AudioInfo",
-    "WriteFormat",
     "audio_info",
     "fit_length",
     "float_from_pcm16",
-    "format_for_path",
     "pcm16_from_float",
     "pcm16_from_int32",
     "read_audio",
-    "write_audio",
 ]

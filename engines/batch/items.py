@@ -210,8 +210,10 @@ def _whole(value: Any, key: str, low: int, high: int) -> int | None:
             raise RequestError(f"{key} {_shown(value)} is not a whole number; write it like "
                                "8.")
     if not low <= number <= high:
-        raise RequestError(f"{_named(key, value)} is out of range; choose a whole number from "
-                           f"{low} to {high}.")
+        # As the number reads ("steps 0", not "steps '0'"); a cell of many digits as typed.
+        typed = isinstance(value, str) and len(value.strip()) > 15
+        raise RequestError(f"{_named(key, value if typed else number)} is out of range; choose "
+                           f"a whole number from {low} to {high}.")
     return int(number)
 
 

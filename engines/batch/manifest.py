@@ -105,6 +105,9 @@ def entry_for(item: Take | Problem) -> dict:
                      library_id=earlier.get("library_id"), seconds=earlier.get("seconds"),
                      timings_ms=earlier.get("timings_ms") or {},
                      warnings=earlier.get("warnings") or [])
+        for key in ("frames", "bytes"):  # what the next rerun checks the file against
+            if key in earlier:
+                entry[key] = earlier[key]
     return entry
 
 

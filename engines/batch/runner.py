@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
+from engines.batch.items import for_list
 from engines.batch.manifest import Manifest
 from engines.batch.output import TakeWriter
 from engines.batch.plan import Plan, Take
@@ -123,7 +124,11 @@ class _Run:
         if rendered.failure is not None:
             changes = {"status": "failed", "reason": f"{take.where}: {rendered.failure}"}
         else:
+            # Said for a sound list (the row's cfg, not --cfg) in the sidecar and the manifest.
+            rendered.result.warnings = [for_list(w) for w in rendered.result.warnings]
             changes = self._write(take, rendered)
+            if changes["status"] == "ok":
+                changes.update(self._facts(take))
             changes["warnings"] = self._warnings(take, rendered.result)
             if changes["status"] == "ok":
                 self.audio_seconds += changes["seconds"]
@@ -142,6 +147,17 @@ class _Run:
             log.exception("writing %s failed unexpectedly", take.file)
             reason = unexpected(exc)
         return {"status": "failed", "reason": f"{take.where}: {reason}"}
+
+    def _facts(self, take: Take) -> dict[str, int]:
+        """The written file's frames and bytes, which a rerun checks before it skips the take
+        (engines.batch.resume); none when it cannot be read back, so the rerun renders it."""
+        from engines.batch.resume import file_facts
+
+        try:
+            return file_facts(self.writer.out_dir / take.file)
+        except Exception:  # noqa: BLE001 - the take is written; only resuming it is in doubt
+            log.warning("could not read back %s", take.file, exc_info=True)
+            return {}
 
     def _warnings(self, take: Take, result: Any) -> list[str]:
         from engines.finish.quality import describe_flag

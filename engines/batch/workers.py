@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 EXIT_ORPHANED = 75  # a worker whose batch went away
+_QUIET_TRACKER = "ignore::UserWarning:multiprocessing.resource_tracker"
 LOOP_SEED_OFFSET = 0x9E3779B9  # odd and far from 0: a loop seam never reuses the take's seed
 MAX_RESTARTS_PER_WORKER = 3
 POLL_S = 0.2
@@ -175,6 +176,26 @@ def _exit_with(parent: Any) -> None:
     os._exit(EXIT_ORPHANED)  # no cleanup to wait for: the takes in hand have no one to go to
 
 
+def _start_resource_tracker() -> None:
+    """Start multiprocessing's resource tracker (it frees the queues' semaphores when this
+    process is killed) with its "leaked semaphore objects" warning silenced: after a SIGKILL
+    that is the tracker doing its job, nothing a user can act on, yet it would be printed on
+    their terminal. Its environment is the only way in; ours is put back at once."""
+    if sys.platform == "win32":  # no resource tracker there
+        return
+    from multiprocessing import resource_tracker
+
+    saved = os.environ.get("PYTHONWARNINGS")
+    os.environ["PYTHONWARNINGS"] = ",".join(filter(None, (saved, _QUIET_TRACKER)))
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONWARNINGS", None)
+        else:
+            os.environ["PYTHONWARNINGS"] = saved
+
+
 @dataclass
 class _Worker:
     process: Any
@@ -192,6 +213,7 @@ class WorkerPool:
         import multiprocessing
 
         self._ctx = multiprocessing.get_context("spawn")
+        _start_resource_tracker()
         self._models_dir = models_dir
         self._results = self._ctx.Queue()
         self._workers: list[_Worker] = []

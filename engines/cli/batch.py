@@ -35,6 +35,8 @@ PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
 BACKENDS = ("auto", "onnxruntime", "tensorrt")
 MAX_JOBS = 64
 CODEC_TIERS = ("canonical", "fp8", "fp8_fast", "legacy", "coarse")  # catalog.TIER_NAMES
+BYTES_PER_SECOND = 44100 * 2 * 2  # the smallest a take is written: 16-bit stereo
+MIN_ROOM = 64 << 10  # a sidecar and the manifest beside the audio
 
 _Parser = parser_class("python main.py batch --help")
 
@@ -105,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     earlier, problem = read_earlier(out) if out.is_dir() else ([], None)
     if problem:
         warn(problem)
+    earlier = _trusted(out, earlier, args.force)
     defaults = RowDefaults(model=args.model, precision=args.precision,
                            codec_tier=args.codec_tier, seconds=args.seconds,
                            steps=args.steps, backend=args.backend)
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     jobs, cuda_devices = _workers(args, catalog, plan)
     if args.dry_run:
         return _print_plan(plan, earlier, jobs)
-    _make_folder(out)
+    _prepare_folder(out, plan)
     return _render(args, out, sound_list.path, plan, catalog, jobs, cuda_devices)
 
 
@@ -143,11 +146,60 @@ def _checked_arguments(args: argparse.Namespace) -> Path:
     return args.out
 
 
-def _make_folder(out: Path) -> None:
+def _trusted(out: Path, earlier: list[dict], force: bool) -> list[dict]:
+    """The earlier run's takes, those whose files do not check out marked to render again."""
+    from engines.batch.resume import verified
+
+    if force or not earlier:
+        return earlier
+    earlier, doubtful = verified(out, earlier)
+    if doubtful:
+        warn(f"{doubtful} take(s) the manifest lists as made are missing, damaged or not the "
+             "takes it describes; they are rendered again.")
+    return earlier
+
+
+def _prepare_folder(out: Path, plan: Plan) -> None:
+    """Create --out and make sure takes can be written there before any is rendered; a
+    folder made here is removed again when it is refused."""
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(sentence(f"Could not create the folder {shown(out)}", exc)) from exc
+    try:
+        _check_writable(out, plan)
+    except UsageError:
+        if created:
+            try:
+                out.rmdir()
+            except OSError:
+                pass
+        raise
+
+
+def _check_writable(out: Path, plan: Plan) -> None:
+    """A read-only or protected folder is found by a probe file, as generate's --out is; a
+    full drive by its free space, against the smallest take (a drive that fills up later
+    fails the takes it cannot hold, and says so)."""
+    import shutil
+
+    from engines.batch.estimate import take_seconds
+    from engines.batch.plan import MANIFEST_NAME
+    from engines.cli.output import _probe_writable
+    from engines.models.inventory import human_size
+
+    takes = plan.to_render
+    _probe_writable(out / (takes[0].file if takes else MANIFEST_NAME))
+    needed = MIN_ROOM + min((int(take_seconds(t) * BYTES_PER_SECOND) for t in takes), default=0)
+    try:
+        free = shutil.disk_usage(out).free
+    except OSError:  # cannot tell: the writes themselves will say
+        return
+    if free < needed:
+        raise UsageError(f"The drive of {shown(out)} is full ({human_size(free)} free, a take "
+                         f"needs about {human_size(needed)}), so nothing was rendered; make "
+                         "room there or choose another --out.")
 
 
 def _finishing_for(args: argparse.Namespace):
@@ -248,8 +300,7 @@ def _report(manifest: Any, outcome: Any, items: int) -> int:
                     f"{counts['failed']} failed, {counts['pending']} not rendered; "
                     f"{outcome.audio_seconds:.1f} s of audio in {outcome.wall_s:.1f} s "
                     f"({rate:.2f} takes/s); manifest: {manifest.path}"), flush=True)
-    if outcome.manifest_error:
-        warn_line("error", outcome.manifest_error)
+    if outcome.manifest_error:  # said when it happened (engines.batch.runner): not twice
         return EXIT_FAILED
     if outcome.cancelled:
         warn_line("cancelled", f"stopped after the current take; {counts['pending']} take(s) "

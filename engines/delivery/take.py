@@ -130,14 +130,16 @@ def from_record(record: TakeRecord, pcm: np.ndarray,
                         raw_format=stored_as)
 
 
-def from_audio(pcm: np.ndarray, *, prompt: str = "", name: str = "",
-               source: str | None = None) -> DeliveryTake:
-    """Audio the session holds with no record of its making (an imported file not kept in
-    the library): its file still says what it is and where it came from."""
+def from_audio(pcm: np.ndarray, *, prompt: str = "", name: str = "", seed: int | None = None,
+               model: str = "", source: str | None = None) -> DeliveryTake:
+    """Audio the session holds with no full record of its making (an imported file, or a take
+    whose library row is gone): its file still says what is known of it."""
     created = now_iso()
+    mode = "imported" if seed is None else "t2a"
     provenance = {"app": APP_NAME, "created": created, "library_id": None,
-                  "request": {"prompt": prompt, "mode": "imported", "init_audio": None},
-                  "source": source, "seed": None}
+                  "request": {"prompt": prompt, "mode": mode, "model": model or None,
+                              "init_audio": None},
+                  "source": source, "seed": seed}
     return DeliveryTake(pcm, provenance, None, name, created)
 
 

@@ -23,7 +23,6 @@ The report is JSON-ready: per step its figures, "done" (the steps taken, in orde
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -32,12 +31,11 @@ import numpy as np
 
 from engines.constants import SAMPLE_RATE
 from engines.errors import RequestError
-from engines.finish import loudness
+from engines.finish import delivery, loudness
 from engines.finish.fades import apply_fades
 from engines.finish.settings import FinishSettings
 from engines.finish.trim import padded_span, sound_span, trim_points
 
-_DELIVERY = "engines.finish.delivery"
 RESAMPLE_QUALITY = "VHQ"
 
 
@@ -182,38 +180,18 @@ def _fades(x: np.ndarray, settings: FinishSettings, rate: int,
     return x
 
 
-def _delivery_module() -> Any | None:
-    """engines.finish.delivery when this build has it (written alongside this chain)."""
-    if importlib.util.find_spec(_DELIVERY) is None:
-        return None
-    return importlib.import_module(_DELIVERY)
-
-
 def _fold_to_mono(x: np.ndarray) -> np.ndarray:
-    delivery = _delivery_module()
-    if delivery is not None:
-        return delivery.fold_to_mono(x)
-    return np.ascontiguousarray(x.mean(axis=1, keepdims=True, dtype=np.float64),
-                                dtype=np.float32)
+    return delivery.fold_to_mono(x)
 
 
 def _resample(x: np.ndarray, from_rate: int, to_rate: int,
               circular: bool) -> tuple[np.ndarray, str]:
     """The audio at `to_rate` (soxr VHQ), each channel on its own thread (soxr releases the
     GIL: a 30 s stereo take took 23 ms instead of 48 ms on 2 cores)."""
-    delivery = _delivery_module()
     method = f"soxr {RESAMPLE_QUALITY}" + (", circular" if circular else "")
-    if delivery is not None:
-        def convert(channel: np.ndarray) -> np.ndarray:
-            return delivery.resample(channel, from_rate, to_rate, circular=circular)
-    elif circular:
-        raise RequestError(f"This build cannot resample a loop without breaking its wrap; "
-                           f"deliver the loop at {from_rate} Hz.")
-    else:
-        import soxr
 
-        def convert(channel: np.ndarray) -> np.ndarray:
-            return soxr.resample(channel, from_rate, to_rate, quality=RESAMPLE_QUALITY)
+    def convert(channel: np.ndarray) -> np.ndarray:
+        return delivery.resample(channel, from_rate, to_rate, circular=circular)
     if x.shape[1] == 1 or len(x) < loudness.PARALLEL_MIN_FRAMES:
         return np.ascontiguousarray(convert(x), dtype=np.float32), method
     channels = [np.ascontiguousarray(x[:, [c]]) for c in range(x.shape[1])]

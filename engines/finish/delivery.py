@@ -1,10 +1,6 @@
-"""The last step of finishing: sample rate, channel count, bit depth, container, loop points.
-
-Audio arrives as float32 (N, C) (C = 1 or 2) and leaves as a file a game engine takes as is:
-16-bit WAV (TPDF dithered), 24-bit WAV, 32-bit float WAV, 24-bit FLAC or Ogg Vorbis. Saves are
-atomic (a synced temporary beside the target, then os.replace), so a failure never leaves a
-partial file or damages the one it was meant to replace; every failure is one AudioFileError
-sentence.
+"""The last steps of finishing before a file is written: sample rate, channel count and the
+16-bit dither; and reading back the loop tags of a delivered file. The files themselves are
+written by engines.delivery (formats, writer, metadata).
 
 Loop points travel as a WAV `smpl` chunk (engines.finish.smpl) or, in FLAC and Ogg, as the
 Vorbis comments LOOPSTART and LOOPLENGTH (frames), the convention RPG Maker, GameMaker, many
@@ -15,7 +11,6 @@ engines.store.wavmeta puts it: WAV INFO ICMT/INAM, Vorbis COMMENT/TITLE.
 
 from __future__ import annotations
 
-import errno
 import logging
 import math
 import os
@@ -23,43 +18,22 @@ import struct
 from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 import soxr
 
-from engines.audio_io.atomic import (
-    copy_mode_from,
-    create_temp_beside,
-    fsync_file,
-    release,
-    remove_quietly,
-    remove_stale_temps,
-)
 from engines.errors import AudioFileError
 from engines.failures import sentence, shown
 from engines.finish import vorbis_comments
-from engines.finish.smpl import add_loop_points, read_loop_points
+from engines.finish.smpl import read_loop_points
 
 logger = logging.getLogger(__name__)
 
 RESAMPLE_QUALITY = "VHQ"
-DELIVERY_RATES = (44100, 48000)
-APP_NAME = "SA3 Studio"
 PCM16_FULL_SCALE = 32767  # symmetric, as engines.audio_io writes it
 PCM24_FULL_SCALE = 2**23 - 1
 # Input frames of the loop's own audio put before and after it for circular resampling: soxr's
 # VHQ filter reaches about 150 samples either side at 44.1 <-> 48 kHz; 8192 leaves a wide margin
 # for any rate pair without costing much.
 CIRCULAR_PAD_FRAMES = 8192
-DEFAULT_DITHER_SEED = 0  # fixed, so exporting the same take twice gives the same bytes
-
-# fmt -> (libsndfile container, subtype, suffix)
-DELIVERY_FORMATS: dict[str, tuple[str, str, str]] = {
-    "wav16": ("WAV", "PCM_16", ".wav"),
-    "wav24": ("WAV", "PCM_24", ".wav"),
-    "wav32f": ("WAV", "FLOAT", ".wav"),
-    "flac": ("FLAC", "PCM_24", ".flac"),
-    "ogg": ("OGG", "VORBIS", ".ogg"),
-}
 
 Loop = tuple[int, int]  # (start frame, end frame INCLUSIVE), as in the smpl chunk
 
@@ -160,133 +134,6 @@ def tpdf_dither_to_int16(audio: np.ndarray,
     np.rint(scaled, out=scaled)
     np.clip(scaled, -PCM16_FULL_SCALE, PCM16_FULL_SCALE, out=scaled)
     return scaled.astype(np.int16)
-
-
-def _samples_for(subtype: str, audio: np.ndarray, dither_seed: int) -> np.ndarray:
-    """What libsndfile is handed, so that what lands in the file is decided here (libsndfile's
-    own float scaling uses 2**(N-1) and would disagree with the symmetric full scale)."""
-    if audio.dtype == np.int16:
-        if subtype == "PCM_16":
-            return np.ascontiguousarray(audio)
-        audio = audio.astype(np.float32) / np.float32(PCM16_FULL_SCALE)
-    if subtype == "PCM_16":
-        return tpdf_dither_to_int16(audio, dither_seed)
-    floats = np.nan_to_num(np.asarray(audio, dtype=np.float32), nan=0.0, posinf=1.0,
-                           neginf=-1.0)
-    if subtype == "PCM_24":
-        # 24-bit needs no dither: its rounding error sits near -144 dBFS, under any playback.
-        scaled = np.rint(np.clip(floats.astype(np.float64), -1.0, 1.0) * PCM24_FULL_SCALE)
-        return np.left_shift(scaled.astype(np.int32), 8)  # libsndfile keeps the top 24 bits
-    if subtype == "VORBIS":
-        return np.clip(floats, -1.0, 1.0)
-    return np.ascontiguousarray(floats)  # 32-bit float keeps overs: the user may want them
-
-
-# --------------------------------------------------------------------------------------------
-# Files
-
-
-def write_delivery(path: str | os.PathLike[str], audio: np.ndarray, rate: int, fmt: str,
-                   loop_points: Loop | None = None, note: str | None = None,
-                   title: str | None = None, dither_seed: int = DEFAULT_DITHER_SEED) -> Path:
-    """See `write_delivery_temp`; this moves the finished temporary over `path`."""
-    target = Path(path)
-    temp = write_delivery_temp(target, audio, rate, fmt, loop_points, note, title, dither_seed)
-    try:
-        os.replace(temp, target)
-    except OSError as err:
-        remove_quietly(temp)
-        raise AudioFileError(sentence(f"Could not save {shown(target.name)}", err)) from err
-    finally:
-        release(temp)
-    logger.info("Delivered %s (%s, %d Hz)", target, fmt, rate)
-    return target
-
-
-def write_delivery_temp(path: str | os.PathLike[str], audio: np.ndarray, rate: int, fmt: str,
-                        loop_points: Loop | None = None, note: str | None = None,
-                        title: str | None = None,
-                        dither_seed: int = DEFAULT_DITHER_SEED) -> Path:
-    """Float (or int16) (N, 1|2) audio as `fmt` (a DELIVERY_FORMATS key) in a complete, synced
-    temporary beside `path`, with optional loop points (start, end inclusive, in frames at
-    `rate`), the JSON `note` (INFO ICMT / Vorbis COMMENT) and `title` (INAM / TITLE). The
-    caller moves it into place with os.replace (then `atomic.release`), or removes it with
-    `atomic.remove_quietly`; every failure is one AudioFileError sentence, nothing left.
-
-    Keep the note short (engines.store.wavmeta.build_comment does): libsndfile silently drops
-    every WAV INFO string once they add up to about 2 KB. 16-bit output from float is TPDF
-    dithered with `dither_seed`, so the same audio always gives the same file."""
-    target = Path(path)
-    what = f"Could not save {shown(target.name)}"
-    if fmt not in DELIVERY_FORMATS:
-        raise AudioFileError(f"{what}: '{fmt}' is not a delivery format; choose one of "
-                             f"{', '.join(DELIVERY_FORMATS)}.")
-    container, subtype, suffix = DELIVERY_FORMATS[fmt]
-    if target.suffix.lower() != suffix:
-        raise AudioFileError(f"{what} as {fmt}: the name must end in {suffix}; rename it or "
-                             f"choose the matching format.")
-    audio = _frames_channels(audio, "write_delivery")
-    if loop_points is not None:
-        start, end = loop_points
-        if not 0 <= start <= end < audio.shape[0]:
-            raise AudioFileError(f"{what}: the loop {start}..{end} lies outside its "
-                                 f"{audio.shape[0]} frames; give frames from 0 to "
-                                 f"{audio.shape[0] - 1}.")
-    if not target.parent.is_dir():
-        raise AudioFileError(f"{what}: the folder {shown(target.parent)} does not exist; "
-                             f"choose an existing folder.")
-    if target.is_dir():
-        raise AudioFileError(f"{what}: a folder with that name is in the way; choose another "
-                             f"file name.")
-    data = _samples_for(subtype, audio, dither_seed)
-    remove_stale_temps(target)
-    try:
-        temp = create_temp_beside(target, suffix)
-    except OSError as err:
-        raise AudioFileError(sentence(what, err)) from err
-    try:
-        _write_file(temp, data, rate, container, subtype, note, title)
-        if loop_points is not None:
-            _add_loop(temp, container, loop_points)
-        # libsndfile does not always report a short write (the Vorbis encoder can swallow
-        # one); as in engines.audio_io, a file that came out short means the disk filled up.
-        if sf.info(os.fsencode(temp)).frames != data.shape[0]:
-            raise OSError(errno.ENOSPC, "No space left on device")
-        fsync_file(temp)
-        copy_mode_from(target, temp)
-    except BaseException as err:
-        remove_quietly(temp)
-        if isinstance(err, AudioFileError):
-            raise
-        if isinstance(err, Exception):
-            raise AudioFileError(sentence(what, err)) from err
-        raise  # KeyboardInterrupt and friends: cleaned up, but not ours to reword
-    return temp
-
-
-def _write_file(temp: Path, data: np.ndarray, rate: int, container: str, subtype: str,
-                note: str | None, title: str | None) -> None:
-    # bytes: soundfile encodes str paths strictly, and a name may hold non-UTF-8 bytes.
-    with sf.SoundFile(os.fsencode(temp), "w", rate, data.shape[1], subtype,
-                      format=container) as f:
-        # Before the first write: FLAC and Ogg write their comments with the stream header.
-        if title:
-            f.title = title
-        if note:
-            f.comment = note
-        f.software = APP_NAME
-        f.write(data)
-
-
-def _add_loop(temp: Path, container: str, loop: Loop) -> None:
-    start, end = loop
-    if container == "WAV":
-        add_loop_points(temp, [loop])
-        return
-    tags = {"LOOPSTART": str(start), "LOOPLENGTH": str(end - start + 1)}
-    rewrite = (vorbis_comments.flac_with_tags if container == "FLAC"
-               else vorbis_comments.ogg_with_tags)
-    temp.write_bytes(rewrite(temp.read_bytes(), tags))
 
 
 def read_loop_tags(path: str | os.PathLike[str]) -> Loop | None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,15 +40,6 @@ class FinishedTake:
         return {"preset": self.settings.preset or None, "lufs": _rounded(final, "loudness_lufs"),
                 "dbtp": _rounded(final, "true_peak_dbtp"), "loop": self.settings.loop or None,
                 "rate": self.finished.rate, "mono": self.settings.mono or None}
-
-    def writer(self, note: str | None = None, title: str | None = None
-               ) -> Callable[[Path], Path]:
-        """write_temp(target) for engines.cli.output.deliver and other atomic savers."""
-        from engines.finish.delivery import write_delivery_temp
-
-        f = self.finished
-        return lambda target: write_delivery_temp(target, f.audio, f.rate, self.settings.format,
-                                                  f.loop_points, note, title)
 
 
 Generate = Callable[[Any], np.ndarray]
