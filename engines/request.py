@@ -203,11 +203,8 @@ def _number(name: str, value: object, low: float, high: float, *, low_open: bool
         number = float(value)  # type: ignore[arg-type]
     except OverflowError:  # an integer of hundreds of digits
         number = math.inf if value > 0 else -math.inf  # type: ignore[operator]
-    if math.isinf(number):
-        raise RequestError(f"{name} is far out of range; give a number from {shown_low} to "
-                           f"{shown_high}{unit}.")
-    if math.isnan(number):
-        raise RequestError(f"{name} is not a number; give a number from {shown_low} to "
+    if not math.isfinite(number):
+        raise RequestError(f"{name} is {number}; give a finite number from {shown_low} to "
                            f"{shown_high}{unit}.")
     too_low = number <= low if low_open else number < low
     if too_low or number > high:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from engines.cli.finishing import add_finish_arguments, finish_settings
+from engines.cli.labels import add_label_arguments, labels_from
 from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
 from engines.failures import printable, sentence, shown
 
@@ -34,10 +35,12 @@ def add_export_parser(commands: Any, take_id: Callable[[str], int]) -> None:
                         help="file names from a template: {name} {prompt} {seed} {n:02} "
                              "{preset} {date} {category}, e.g. \"{category}_{name}_{n:02}\"")
     export.add_argument("--category", default="", metavar="TEXT",
-                        help="what {category} stands for, e.g. a UCS CatID such as DOORWood")
+                        help="UCS category ID, e.g. DOORWood: the name's {category} and "
+                             "the files' CATID (checked against an imported UCS list)")
     export.add_argument("--raw", action="store_true",
                         help="the takes as generated, even those with a stored finishing chain")
     add_finish_arguments(export)
+    add_label_arguments(export, category=False)
 
 
 class _TakeModels:
@@ -85,6 +88,7 @@ def _options(args: argparse.Namespace, models: _TakeModels,
         template = argument_text(args.name, "--name")
         check_template(template)
     return ExportOptions(template=template, category=argument_text(args.category, "--category"),
+                         labels=labels_from(args),
                          settings=settings, format=fmt, use_stored=not args.raw,
                          generate=models, warn=warn, written=written)
 
