@@ -25,7 +25,7 @@ from engines.batch.workers import InlineRenderer, Rendered, TakeRenderer
 from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.errors import StudioError
 from engines.failures import sentence, shown
-from engines.paths import library_dir
+from engines.paths import library_path
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ def render_list(request: ListRequest, generator: Any, cancel: threading.Event,
         events.say("warning", problem)
     plan = make_plan(sound_list, out, template=request.template, defaults=RowDefaults(),
                      finishing_for=finishing_for(), earlier=earlier, force=request.force,
-                     library_root=library_dir())
+                     library_root=library_path())
     for item in plan.problems:
         events.say("error", item.reason)
     _make_folder(out)

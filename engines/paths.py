@@ -75,6 +75,12 @@ def library_dir() -> Path:
     return _subdir("library")
 
 
+def library_path() -> Path:
+    """Where the library folder is (or will be), without creating or checking it: for refusing
+    outputs inside it, which must work even where it cannot be made."""
+    return data_root() / "library"
+
+
 def logs_dir() -> Path:
     """Log files; tracebacks end up here, never in front of the user."""
     return _subdir("logs")

@@ -108,6 +108,8 @@ class Case:
     # A failure after the render (the output could not be moved into place) keeps the take in
     # the library, and the error line must say under which id: the render is not lost.
     keeps_take: bool = False
+    # A batch names every bad row on its own line, then sums up: that many 'error: ' lines.
+    error_lines: int = 1
 
     @property
     def exits(self) -> tuple[int, ...]:
@@ -561,8 +563,12 @@ def output_problems(case: Case, result: Result) -> list[str]:
         return problems
     wanted = cancels if result.rc == 130 else errors
     label = "'cancelled: '" if result.rc == 130 else "'error: '"
-    if len(wanted) != 1:
-        problems.append(f"{len(wanted)} {label} lines on stderr instead of exactly one")
+    count = 1 if result.rc == 130 else case.error_lines
+    if len(wanted) != count:
+        problems.append(f"{len(wanted)} {label} lines on stderr instead of exactly "
+                        f"{'one' if count == 1 else count}")
+    for line in wanted[1:]:
+        problems += sentence_problems(line, "a further error line")
     for line in wanted[:1]:
         problems += sentence_problems(line, "the error line")
         for pattern in case.says:

@@ -42,7 +42,7 @@ def test_missing_values_and_today():
 
 @pytest.mark.parametrize("template, words", [
     ("{title}", "field {title} is unknown; use {name}, {prompt}, {seed}, {n}, {preset}, "
-                "{date}, {category}."),
+                "{date}, {category}, {catid}, {fxname}, {creator}, {source}."),
     ("{}", "field {} is unknown"),
     ("{name.upper}", "field {name.upper} is unknown"),
     ("{name!r}", "has a conversion or a nested field"),

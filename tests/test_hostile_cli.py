@@ -174,6 +174,11 @@ def out_is_init(ctx: Ctx) -> None:
     ctx.vars["init_sha"] = sha256_of(ctx.out / "in.wav")
 
 
+def out_is_init_link(ctx: Ctx) -> None:
+    out_is_init(ctx)
+    os.link(ctx.out / "in.wav", ctx.out / "link.wav")  # the same file under another name
+
+
 def take_with_control_characters(ctx: Ctx) -> None:
     ctx.must(gen_args(prompt=CTRL_PROMPT, out="{out}/c.wav"))
     take = json.loads((ctx.out / "c.json").read_text()).get("library_id")
@@ -326,17 +331,6 @@ def library_id_is_null(ctx: Ctx, result: Result, before: dict, after: dict) -> l
         return [f"out/a.json is not readable JSON ({err})"]
     if meta.get("library_id") is not None:
         return ["the sidecar claims a library id although the library could not keep it"]
-    return []
-
-
-def init_hash_recorded(ctx: Ctx, result: Result, before: dict, after: dict) -> list[str]:
-    if result.rc != 0:
-        return []
-    meta = json.loads((ctx.out / "in.json").read_text())
-    recorded = ((meta.get("request") or {}).get("init_audio") or {}).get("sha256")
-    if recorded != ctx.vars["init_sha"]:
-        return [f"the sidecar's init_audio.sha256 is {recorded}, not the input's hash "
-                f"{ctx.vars['init_sha']} (it hashed the output)"]
     return []
 
 
@@ -577,7 +571,7 @@ CASES: list[Case] = [
     # the first take fits, the second does not: what was finished may stay, no temporary may
     Case("export-to-disk-fills-up", ["library", "export", "1", "2", "--to", "{out}/small"],
          (1, 2), small_dir, home="library", says=("full|space",),
-         may_create=("out/small/*-1.wav", "out/small/*-1.json")),
+         may_create=("out/small/*_01.wav", "out/small/*_01.json")),
     Case("export-zip-target-is-folder", ["library", "export", "1", "--zip", "{out}/x.zip"],
          (1, 2), dir_in_the_way("x.zip"), home="library", says=("folder|directory",)),
     Case("export-to-read-only", ["library", "export", "1", "--to", "{out}/ro"], (1, 2),
@@ -657,9 +651,17 @@ CASES: list[Case] = [
     Case("inpaint-without-init", gen_args("--inpaint", "0:0.2"), 2, says=("init",)),
 
     # -- 16: the output replaces its own init file --
-    Case("out-is-init", gen_args("--init-audio", "{out}/in.wav", out="{out}/in.wav"), 0,
-         out_is_init, creates=("out/in.json",), may_change=("out/in.wav",),
-         check=init_hash_recorded),
+    # An output never replaces an input of its own run (issue 19): refused before the render.
+    Case("out-is-init", gen_args("--init-audio", "{out}/in.wav", out="{out}/in.wav"), 2,
+         out_is_init, says=("would replace the init audio",)),
+    Case("out-is-init-hard-link", gen_args("--init-audio", "{out}/in.wav",
+                                           out="{out}/link.wav"), 2, out_is_init_link,
+         says=("would replace the init audio",)),
+    Case("out-in-library-audio", gen_args(out="{home}/library/audio/x.wav"), 2,
+         home="library", says=("inside the sound library",)),
+    Case("export-into-library-trash", ["library", "export", "1", "--to",
+                                       "{home}/library/trash"], 2, home="library",
+         says=("inside the sound library",)),
 
     # -- 17: control characters never reach the terminal raw --
     Case("control-chars-prompt-generate", gen_args(prompt=CTRL_PROMPT), 0, creates=GEN_OUT,

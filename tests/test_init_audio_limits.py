@@ -139,7 +139,7 @@ def test_float_import_from_a_16_bit_file_is_stored_as_flac(lib: ClipLibrary, tmp
     out = tmp_path / "out"
     out.mkdir()
     exported = lib.export([take.id], out)[0]
-    assert exported.name == f"hum-wav-{take.id}.flac"
+    assert exported.name == "hum_01.flac"  # the export name template, {name} from the file
     assert lib.identify(exported).id == take.id  # by content hash
     assert take.sidecar()["output"]["format"] == "flac"
 

@@ -764,9 +764,10 @@ def test_export_to_folder_and_zip(lib: ClipLibrary, files, tmp_path: Path):
     out = tmp_path / "export"
     out.mkdir()
     written = lib.export([a.id, b.id, a.id], out)
-    assert [p.name for p in written] == [f"laser-blast-{a.id}.wav", f"creak-{b.id}.wav"]
+    assert [p.name for p in written] == ["laser-blast_01.wav", "Creak!_02.wav"]
     for path, record in zip(written, (a, lib.get(b.id)), strict=True):
-        assert path.read_bytes() == record.audio_path.read_bytes()
+        samples, _ = sf.read(path, dtype="int16")
+        assert np.array_equal(samples, lib.load_audio(record.id))  # the take, as it was kept
         meta = json.loads(path.with_suffix(".json").read_text())
         assert meta["library_id"] == record.id and meta["seed"] == record.seed
         assert meta["request"]["prompt"] == record.prompt
@@ -780,11 +781,11 @@ def test_export_to_folder_and_zip(lib: ClipLibrary, files, tmp_path: Path):
     archive = lib.export_zip([a.id, b.id], tmp_path / "takes.zip")
     with zipfile.ZipFile(archive) as zf:
         names = sorted(zf.namelist())
-        assert names == sorted([f"laser-blast-{a.id}.wav", f"laser-blast-{a.id}.json",
-                                f"creak-{b.id}.wav", f"creak-{b.id}.json"])
-        meta = json.loads(zf.read(f"creak-{b.id}.json"))
-        assert meta["library"]["rating"] == 3 and meta["output"]["path"] == f"creak-{b.id}.wav"
-        audio, _ = sf.read(io.BytesIO(zf.read(f"laser-blast-{a.id}.wav")), dtype="int16")
+        assert names == sorted(["laser-blast_01.wav", "laser-blast_01.json",
+                                "Creak!_02.wav", "Creak!_02.json"])
+        meta = json.loads(zf.read("Creak!_02.json"))
+        assert meta["library"]["rating"] == 3 and meta["output"]["path"] == "Creak!_02.wav"
+        audio, _ = sf.read(io.BytesIO(zf.read("laser-blast_01.wav")), dtype="int16")
         assert np.array_equal(audio, lib.load_audio(a.id))
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
     with pytest.raises(LibraryError, match="no take #77"):
@@ -856,8 +857,9 @@ def test_cli_generate_records_and_library_commands(capsys, monkeypatch, tmp_path
     dest.mkdir()
     code, out, err = _cli(capsys, "library", "export", "1", "3", "--to", str(dest))
     assert code == 0, err
-    assert [Path(line).name for line in out.split()] == ["rain-on-a-tin-roof-1.wav", "bell-3.wav"]
-    assert (dest / "bell-3.json").is_file()
+    assert [Path(line).name for line in out.split()] == ["rain-on-a-tin-roof_01.wav",
+                                                         "bell_02.wav"]
+    assert (dest / "bell_02.json").is_file()
     code, out, err = _cli(capsys, "library", "show", "42")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and "#42" in err

@@ -163,12 +163,6 @@ class _Planner:
             self.problem(where, spec.name, f"{where}: {exc}")
             return None
         file = stem + suffix_for(fmt)
-        try:
-            self.protected.check(self.out_dir / file, "file")
-            self.protected.check(self.out_dir / f"{stem}.json", "sidecar")
-        except RequestError as exc:
-            self.problem(where, spec.name, f"{where}: {exc}", file)
-            return None
         key = name_key(stem)  # the sidecar is stem.json whatever the audio's suffix
         if key == MANIFEST_STEM:
             self.problem(where, spec.name, f"{where}: the file name {file} would put its "
@@ -177,6 +171,12 @@ class _Planner:
         if key in self.used:
             self.problem(where, spec.name, f"{where}: {file} is already the name of a take "
                          f"from {self.used[key]}; give this sound another name.", file)
+            return None
+        try:
+            self.protected.check(self.out_dir / file, "file")
+            self.protected.check(self.out_dir / f"{stem}.json", "sidecar")
+        except RequestError as exc:
+            self.problem(where, spec.name, f"{where}: {exc}", file)
             return None
         self.used[key] = where
         return file

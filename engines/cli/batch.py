@@ -28,7 +28,7 @@ from engines.cli.support import (
 )
 from engines.errors import RequestError
 from engines.failures import printable, sentence, shown
-from engines.paths import library_dir
+from engines.paths import library_path
 
 MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     args.labels = labels_from(args)  # an unknown CatID is refused before anything is read
     plan = make_plan(sound_list, out, template=args.name, defaults=defaults,
                      finishing_for=_finishing_for(args), earlier=earlier, force=args.force,
-                     library_root=library_dir())
+                     library_root=library_path())
     for item in plan.problems:
         warn_line("error", item.reason)
     catalog = default_catalog(args.models_dir)

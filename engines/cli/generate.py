@@ -176,8 +176,8 @@ def _render_one(generator, request, out: Path, fmt: str, finishing, init: dict |
     for flag in result.quality:
         warn(f"quality: {describe_flag(flag)}")
     record = None if args.no_library else keep_in_library(result, args.init_audio, finished)
-    take = from_result(result, record=record, init=init, finished=finished,
-                       name=out.stem).with_labels(args.labels)
+    take = from_result(result, record=record, init=init,
+                       finished=finished).with_labels(args.labels)
     try:
         deliver(take, out, fmt=fmt if finished is None else finished.settings.format)
     except StudioError as exc:

@@ -66,9 +66,9 @@ class Protected:
 
 def default_protected(*inputs: tuple[Path | None, str]) -> Protected:
     """Protection with the user's library folder and the given (path, what) inputs."""
-    from engines.paths import library_dir
+    from engines.paths import library_path
 
-    protected = Protected(library_root=library_dir())
+    protected = Protected(library_root=library_path())
     for path, what in inputs:
         protected.add_input(path, what)
     return protected

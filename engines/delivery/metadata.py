@@ -62,12 +62,12 @@ def file_tags(take: DeliveryTake, rendering: Rendering) -> FileTags:
                     vorbis=vorbis_fields(vorbis_values(take, rendering)))
 
 
-def origination(take: DeliveryTake) -> _dt.datetime:
-    """When the take was made (UTC), else now."""
+def origination(take: DeliveryTake) -> _dt.datetime | None:
+    """When the library kept the take (UTC); None when no row holds it (see take.created)."""
     try:
         when = _dt.datetime.fromisoformat(take.created)
     except (TypeError, ValueError):
-        return _dt.datetime.now(_dt.UTC).replace(microsecond=0)
+        return None
     return when if when.tzinfo is not None else when.replace(tzinfo=_dt.UTC)
 
 
@@ -131,7 +131,7 @@ def vorbis_values(take: DeliveryTake, rendering: Rendering) -> dict[str, Any]:
             "fx_name": labels.fx_name or take.name, "designer": labels.designer,
             "library": labels.library, "notes": labels.notes, "originator": APP_NAME,
             "originator_reference": take.reference(),
-            "date": origination(take).date().isoformat(),
+            "date": when.date().isoformat() if (when := origination(take)) else None,
             "loudness": rendering.loudness_lufs, "true_peak": rendering.true_peak_dbtp,
             "is_loop": rendering.loop_points is not None, "is_generated": take.generated}
 

@@ -24,6 +24,7 @@ from engines.errors import RequestError
 
 FIELDS = ("name", "prompt", "seed", "n", "preset", "date", "category", "catid", "fxname",
           "creator", "source")
+AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".aif", ".aiff", ".opus")
 UCS_TEMPLATE = "{catid}_{fxname}_{creator}_{source}"
 TEMPLATE_ALIASES = {"ucs": UCS_TEMPLATE}
 # A width or precision in a format spec above this could only make a name no file system takes
@@ -199,7 +200,10 @@ def take_stem(template: str, take: DeliveryTake, n: int = 1, preset: str = "",
     delivered (its variation number in a session), by `template` - the same for raw and
     finished files and for every way out."""
     labels = take.labels
-    return render_name(template, name=take.name or slug(take.prompt or "take"),
+    name = take.name
+    if Path(name).suffix.lower() in AUDIO_SUFFIXES:  # an import named after its file
+        name = Path(name).stem
+    return render_name(template, name=name or slug(take.prompt or "take"),
                        prompt=take.prompt, seed=take.seed, n=n, preset=preset, date=day,
                        category=labels.catid or labels.category, catid=labels.catid,
                        fxname=labels.fx_name or take.name or slug(take.prompt or "take"),

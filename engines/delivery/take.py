@@ -51,7 +51,11 @@ class DeliveryTake:
     provenance: dict[str, Any]
     finished: FinishedTake | None = None
     name: str = ""
-    created: str = ""  # ISO 8601 UTC: when the take was made (bext's origination date)
+    # ISO 8601 UTC: when the library kept the take (bext's origination date, the note's
+    # "created"). "" for a take no library row holds: its files then carry no clock time, so
+    # the same take and chain give the same bytes whenever they are written (batch promises
+    # identical files whatever --jobs, and on a rerun with --force).
+    created: str = ""
     labels: Labels = field(default_factory=Labels)
     raw_format: str = "wav16"  # the format the take leaves in unfinished (imports: lossless)
     finishing_source: str | None = None  # "stored" chain or "given" by the caller
@@ -110,8 +114,9 @@ def from_result(result: GenerationResult, *, record: TakeRecord | None = None,
     from engines.store.rows import result_pcm16
 
     provenance = take_provenance(result, init)
-    created = record.created if record is not None else provenance["created"]
-    provenance["created"] = created
+    created = record.created if record is not None else ""
+    if created:
+        provenance["created"] = created
     provenance["library_id"] = record.id if record is not None else None
     return DeliveryTake(result_pcm16(result), provenance, finished,
                         name or (record.name if record is not None else ""), created)
@@ -134,13 +139,12 @@ def from_audio(pcm: np.ndarray, *, prompt: str = "", name: str = "", seed: int |
                model: str = "", source: str | None = None) -> DeliveryTake:
     """Audio the session holds with no full record of its making (an imported file, or a take
     whose library row is gone): its file still says what is known of it."""
-    created = now_iso()
     mode = "imported" if seed is None else "t2a"
-    provenance = {"app": APP_NAME, "created": created, "library_id": None,
+    provenance = {"app": APP_NAME, "created": now_iso(), "library_id": None,
                   "request": {"prompt": prompt, "mode": mode, "model": model or None,
                               "init_audio": None},
                   "source": source, "seed": seed}
-    return DeliveryTake(pcm, provenance, None, name, created)
+    return DeliveryTake(pcm, provenance, None, name, "")
 
 
 __all__ = ["APP_NAME", "SAMPLE_RATE", "DeliveryTake", "Labels", "from_audio", "from_record",
