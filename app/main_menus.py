@@ -27,6 +27,9 @@ def build_menus(window: QMainWindow) -> None:
     file_menu.addSeparator()
     w.quit_action = file_menu.addAction(icon("quit"), "&Quit")
     w.quit_action.setShortcut("Ctrl+Q")
+    settings_menu = bar.addMenu("&Settings")
+    w.labels_action = settings_menu.addAction(icon("rename"), "&Labels and UCS list...")
+    w.labels_action.setObjectName("labelsSettingsAction")
     models_menu = bar.addMenu("&Models")
     w.models_action = models_menu.addAction(icon("models"), "&Manage models...")
     take_menu = bar.addMenu("&Take")
@@ -53,7 +56,7 @@ def build_menus(window: QMainWindow) -> None:
     w.about_action.setObjectName("aboutAction")
     # The menus, kept by the window: PySide's QAction.menu() hands back a wrapper that owns
     # the menu, and collecting it deleted the menu with its actions (seen on Python 3.12).
-    w.menus = (file_menu, models_menu, take_menu, help_menu)
-    for menu, name in zip(w.menus, ("fileMenu", "modelsMenu", "takeMenu", "helpMenu"),
-                          strict=True):
+    w.menus = (file_menu, settings_menu, models_menu, take_menu, help_menu)
+    for menu, name in zip(w.menus, ("fileMenu", "settingsMenu", "modelsMenu", "takeMenu",
+                                    "helpMenu"), strict=True):
         menu.setObjectName(name)

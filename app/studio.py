@@ -16,6 +16,7 @@ from app.export_controller import ExportController
 from app.finish_controller import FinishController
 from app.generation_controller import GenerationController
 from app.inpaint_controller import InpaintController
+from app.labels_controller import LabelsController
 from app.library_controller import LibraryController
 from app.models_controller import ModelsController
 from app.notifier import show_settings_notices, take_settings_notices
@@ -60,6 +61,7 @@ class Studio(QObject):
             file_for=self.export_controller.file_for)
         self.batch_controller = BatchController(window, notifier, session, gpu, self)
         self.compare_controller = CompareTiersController(window, notifier, session, gpu, self)
+        self.labels_controller = LabelsController(window, notifier, self)
         # between controllers: Qt signals only
         refresh = self.library_controller.refresh_library
         self.generation_controller.libraryChanged.connect(refresh)

@@ -206,7 +206,9 @@ def test_drag_out_writes_the_finished_file_named_by_the_template(qtbot, window):
     finish_ctl(window).apply_now()
     wait_finished(qtbot, window, take)
     third = Path(lst.mimeData([lst.currentItem()]).urls()[0].toLocalFile())
-    assert third.name == "door-slam_01_2.wav" and sf.info(path).subtype == "PCM_24"
+    # door-slam_01_2.json is the FLAC's sidecar: a name whose sidecar is taken is taken too
+    assert second.name == "door-slam_01_2.flac"
+    assert third.name == "door-slam_01_3.wav" and sf.info(path).subtype == "PCM_24"
     choose_preset(window, "Raw")  # no chain: the raw take's own file, as before finishing
     raw = Path(lst.mimeData([lst.currentItem()]).urls()[0].toLocalFile())
     assert sf.info(raw).samplerate == 44100 and "seed3" in raw.name
