@@ -385,12 +385,18 @@ def test_import_keeps_a_copy_and_load_reads_it(tmp_path: Path, monkeypatch) -> N
         ucs.load_user_list()
 
 
-def test_ucs_name_builds_the_four_blocks() -> None:
-    assert ucs.ucs_name("DOORWood", "Creak Slow", "AD", "SA3") == "DOORWood_Creak Slow_AD_SA3"
-    assert ucs.ucs_name("DOORWood", "creak_slow  long", "", "") == "DOORWood_creak-slow long"
-    long_name = ucs.ucs_name("DOORWood", "A very long effect name that goes on", "AD", "")
-    assert long_name == "DOORWood_A very long effect name_AD"  # 24 characters, trailing space cut
+def test_ucs_names_build_the_four_blocks() -> None:
+    from engines.delivery.names import render_name
+
+    assert render_name("ucs", catid="DOORWood", fxname="Creak Slow", creator="AD",
+                       source="SA3") == "DOORWood_Creak Slow_AD_SA3"
+    assert render_name("ucs", catid="DOORWood", fxname="creak_slow  long") == \
+        "DOORWood_creak-slow long"
+    long_name = render_name("ucs", catid="DOORWood",
+                            fxname="A very long effect name that goes on", creator="AD")
+    assert long_name == "DOORWood_A very long effect name_AD"  # 24 characters, space cut
     assert len(long_name.split("_")[1]) < 25
-    assert ucs.ucs_name("DOORWood", "", "AD", "SA3") == "DOORWood__AD_SA3"
+    assert render_name("ucs", catid="DOORWood", creator="AD", source="SA3",
+                       name="") == "DOORWood__AD_SA3"
     with pytest.raises(RequestError):
-        ucs.ucs_name(" ", "Creak")
+        render_name("ucs", catid=" ", fxname="Creak")

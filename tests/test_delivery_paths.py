@@ -159,3 +159,20 @@ def test_no_module_writes_audio_outside_the_delivery_package() -> None:
 def test_batch_no_longer_imports_the_command_line() -> None:
     for path in (ROOT / "engines" / "batch").glob("*.py"):
         assert "engines.cli" not in path.read_text(encoding="utf-8"), path.name
+
+
+@pytest.mark.parametrize("suffix", [".flac", ".ogg"])
+def test_flac_and_ogg_carry_the_same_fields_as_vorbis_comments(home: Path, tmp_path: Path,
+                                                               suffix: str) -> None:
+    import mutagen
+
+    out = tmp_path / f"wind{suffix}"
+    made = cli(home, "generate", "--prompt", "wind howl", "--seconds", "2", "--seed", "9",
+               "--out", str(out), "--loop", "--loop-seam", "0.3", "--category", "WINDGust")
+    assert made.returncode == 0, made.stderr
+    tags = mutagen.File(out).tags
+    assert tags["DESCRIPTION"] == ["wind howl"] and tags["CATID"] == ["WINDGust"]
+    assert tags["ORIGINATOR_REFERENCE"] == ["SA3-1"] and tags["ISLOOP"] == ["true"]
+    frames = sf.info(out).frames
+    assert tags["LOOPSTART"] == ["0"] and tags["LOOPLENGTH"] == [str(frames)]
+    assert json.loads(tags["COMMENT"][0])["library_id"] == 1  # the app's note, as in a WAV

@@ -56,10 +56,7 @@ def file_tags(take: DeliveryTake, rendering: Rendering) -> FileTags:
         chunks = ((b"bext", bext_payload(**bext_fields(take, rendering))),
                   (b"iXML", ixml_document(user_fields(take), aswg_fields(take, rendering))))
         return FileTags(title=title, comment=note, wav_chunks=chunks)
-    from engines.delivery.vorbis_fields import vorbis_fields
-
-    return FileTags(title=title, comment=note,
-                    vorbis=vorbis_fields(vorbis_values(take, rendering)))
+    return FileTags(title=title, comment=note, vorbis=vorbis_values(take, rendering))
 
 
 def origination(take: DeliveryTake) -> _dt.datetime | None:

@@ -20,13 +20,13 @@ import unicodedata
 from pathlib import Path
 
 from engines.delivery.take import DeliveryTake
+from engines.delivery.ucs import FX_NAME_MAX, ucs_block, ucs_name
 from engines.errors import RequestError
 
 FIELDS = ("name", "prompt", "seed", "n", "preset", "date", "category", "catid", "fxname",
           "creator", "source")
 AUDIO_SUFFIXES = (".wav", ".flac", ".ogg", ".mp3", ".aif", ".aiff", ".opus")
-UCS_TEMPLATE = "{catid}_{fxname}_{creator}_{source}"
-TEMPLATE_ALIASES = {"ucs": UCS_TEMPLATE}
+UCS_TEMPLATE = "ucs"  # CatID_FXName_CreatorID_SourceID, built by engines.delivery.ucs
 # A width or precision in a format spec above this could only make a name no file system takes
 # ({n:0>100000000} would build a 100 MB string first): refused before formatting.
 MAX_SPEC_NUMBER = 255
@@ -50,7 +50,6 @@ def _parsed(template: str) -> list[tuple[str, str | None, str]]:
     """(literal text, field or None, format spec) parts; RequestError for a bad template."""
     if not isinstance(template, str):
         raise RequestError("The name template must be text, for example {name}_{n:02}.")
-    template = TEMPLATE_ALIASES.get(template.strip(), template)
     try:
         parts = list(string.Formatter().parse(template))
     except ValueError:
@@ -99,12 +98,15 @@ def render_name(template: str, *, name: str = "", prompt: str = "", seed: int | 
     would pass `max_bytes`, the text fields (name, prompt, ...) are cut, never the rest: a
     long name keeps its `_02` and `.wav`. UCS blocks have `_` inside them replaced (it is the
     block separator) and FXName cut under 25 characters, as UCS asks."""
+    if template.strip() == UCS_TEMPLATE:
+        return safe_file_name(ucs_name(catid, fxname or name, creator, source), max_bytes)
     parts = _parsed(template)
     values: dict[str, object] = {
         "name": name, "prompt": prompt, "seed": "" if seed is None else seed, "n": n,
         "preset": preset, "date": (date or _dt.date.today()).strftime("%Y%m%d"),
-        "category": category, "catid": _ucs_block(catid), "fxname": _ucs_block(fxname)[:24],
-        "creator": _ucs_block(creator), "source": _ucs_block(source),
+        "category": category, "catid": ucs_block(catid),
+        "fxname": ucs_block(fxname)[:FX_NAME_MAX], "creator": ucs_block(creator),
+        "source": ucs_block(source),
     }
     text = _filled(parts, values)
     for _ in range(64):  # each pass cuts the longest text field by the excess
@@ -117,10 +119,6 @@ def render_name(template: str, *, name: str = "", prompt: str = "", seed: int | 
         values[longest] = longest_bytes[:keep].decode("utf-8", "ignore").rstrip()
         text = _filled(parts, values)
     return safe_file_name(text, max_bytes=max_bytes)
-
-
-def _ucs_block(text: str) -> str:
-    return re.sub(r"_+", "-", str(text or "")).strip()
 
 
 def _filled(parts: list[tuple[str, str | None, str]], values: dict[str, object]) -> str:

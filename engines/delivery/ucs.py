@@ -193,8 +193,8 @@ def ucs_name(catid: str, fx_name: str, creator: str = "", source: str = "") -> s
     the end are dropped (an empty one in the middle stays, so each block keeps its place).
     The stem still has to pass the file-name rule (engines.delivery.names.safe_file_name).
     """
-    blocks = [_block(catid), _block(fx_name)[:FX_NAME_MAX].rstrip(), _block(creator),
-              _block(source)]
+    blocks = [ucs_block(catid), ucs_block(fx_name)[:FX_NAME_MAX].rstrip(), ucs_block(creator),
+              ucs_block(source)]
     if not blocks[0]:
         raise RequestError("The UCS category ID is empty; give one from your UCS list, "
                            "e.g. DOORWood.")
@@ -203,7 +203,9 @@ def ucs_name(catid: str, fx_name: str, creator: str = "", source: str = "") -> s
     return BLOCK_SEPARATOR.join(blocks)
 
 
-def _block(text: str) -> str:
+def ucs_block(text: str) -> str:
+    """One UCS name block: `_` (the block separator) inside it becomes '-', white space runs
+    one space."""
     return " ".join(re.sub(r"_+", "-", str(text or "")).split())
 
 

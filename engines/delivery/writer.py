@@ -45,14 +45,15 @@ Loop = tuple[int, int]  # (start frame, end frame INCLUSIVE), as in the smpl chu
 @dataclass(frozen=True)
 class FileTags:
     """The metadata a file carries. `comment` is the app's short JSON note (INFO ICMT, Vorbis
-    COMMENT); `wav_chunks` are whole RIFF chunks (bext, iXML) for WAV; `vorbis` extra Vorbis
-    comments for FLAC and Ogg. Keep title + comment under about 2 KB: libsndfile silently
-    drops every WAV INFO string past that (engines.delivery.note keeps the note short)."""
+    COMMENT); `wav_chunks` are whole RIFF chunks (bext, iXML) for WAV; `vorbis` the fields
+    for FLAC and Ogg (engines.delivery.vorbis_fields keys, as Python values). Keep title +
+    comment under about 2 KB: libsndfile silently drops every WAV INFO string past that
+    (engines.delivery.note keeps the note short)."""
 
     title: str | None = None
     comment: str | None = None
     wav_chunks: tuple[tuple[bytes, bytes], ...] = ()
-    vorbis: Mapping[str, str] = field(default_factory=dict)
+    vorbis: Mapping[str, object] = field(default_factory=dict)
 
 
 NO_TAGS = FileTags()
@@ -194,16 +195,13 @@ def _add_metadata(temp: Path, container: str, tags: FileTags, loop: Loop | None)
 
             set_wav_chunks(temp, chunks)
         return
-    extra = dict(tags.vorbis)
+    fields = dict(tags.vorbis)
     if loop is not None:
-        extra.update(LOOPSTART=str(loop[0]), LOOPLENGTH=str(loop[1] - loop[0] + 1))
-    if not extra:
-        return
-    from engines.finish import vorbis_comments
+        fields.update(loop_start=loop[0], loop_length=loop[1] - loop[0] + 1)
+    if fields:
+        from engines.delivery.vorbis_fields import add_vorbis_fields
 
-    rewrite = (vorbis_comments.flac_with_tags if container == "FLAC"
-               else vorbis_comments.ogg_with_tags)
-    temp.write_bytes(rewrite(temp.read_bytes(), extra))
+        add_vorbis_fields(temp, fields)
 
 
 def _write_failed(target: Path, err: BaseException, expected_bytes: int) -> AudioFileError:
