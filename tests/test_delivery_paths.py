@@ -138,6 +138,9 @@ def test_a_damaged_library_take_is_named_not_exported(home: Path, tmp_path: Path
     assert export.returncode != 0 and "take #1" in export.stderr
     assert "damaged" in export.stderr or "cannot be read" in export.stderr
     assert not list((tmp_path / "out").glob("*.wav"))
+    shown = cli(home, "library", "show", "1", "--json")
+    audio = json.loads(shown.stdout)["files"]["audio"]
+    assert shown.returncode == 0 and audio["damaged"] is True and "take #1" in audio["problem"]
     # Samples changed in place (a valid WAV of other audio) are caught by the saved hash.
     sf.write(take_file, np.zeros((44100, 2), np.int16), 44100, subtype="PCM_16")
     export = cli(home, "library", "export", "1", "--to", str(tmp_path / "out"))

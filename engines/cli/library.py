@@ -257,10 +257,18 @@ def run_show(library, args: argparse.Namespace) -> int:
             _say(f"'{path.name}' is not in this library, but its embedded note says:")
             print(_json_text(note))
             return EXIT_OK
+    # One take is worth reading whole: a file changed or damaged outside the app is named.
+    problem = library.audio_problem(record.id) if not record.missing else None
     if args.json:
-        print(_json_text(take_json(record)))
+        shown = take_json(record)
+        shown["files"]["audio"]["damaged"] = problem is not None
+        shown["files"]["audio"]["problem"] = problem
+        print(_json_text(shown))
     else:
-        _say("\n".join(_show_lines(library, record)))
+        lines = _show_lines(library, record)
+        if problem is not None:
+            lines.insert(3, f"  DAMAGED      {problem}")
+        _say("\n".join(lines))
     return EXIT_OK
 
 

@@ -79,6 +79,15 @@ class TakeAudio(TakeLookup):
                                "it.")
         return audio
 
+    def audio_problem(self, take_id: int) -> str | None:
+        """Why the take's audio file cannot be used (missing, unreadable, or not the samples
+        it was saved with), as one sentence; None when it is sound. Reads the whole file."""
+        try:
+            self.verified_audio(take_id)
+        except LibraryError as err:
+            return str(err)
+        return None
+
     def load_float_audio(self, take_id: int, max_frames: int = -1) -> np.ndarray:
         """float32 (N, 2) exactly as a request used it: int16 / 32767 (the GUI's scaling) for
         16-bit takes, the stored floats for imported float audio. `max_frames`: only the start

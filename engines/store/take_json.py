@@ -17,7 +17,9 @@ The shape (keys are never renamed or dropped; new ones may be added):
     notes       str
     deleted     bool: the take is in the trash (`library restore` brings it back)
     files       {"audio": {"path": absolute str, "format": "wav16" | "flac" | "wav",
-                           "sample_rate": int, "samples": int, "missing": bool}}
+                           "sample_rate": int, "samples": int, "missing": bool}}; `library
+                show` adds "damaged": bool and "problem": str | null after reading the file
+                against the hash saved with the take
     finishing   object | null: the stored finishing chain ("chain", "loop", "report",
                 "loop_points"), null when the take has none
     quality     [str]: quality flag codes (silent, clipping, dc-offset, non-finite,
