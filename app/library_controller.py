@@ -8,16 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QFileDialog
 
 from app.library_browsing import LibraryBrowsing, restore_finishing, take_from_record
+from app.library_export import LibraryExporter
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
 from app.texts import LIST_RUNNING
 from app.widgets.tier_widgets import choose
 from engines.catalog import MODEL_SETS
-from engines.failures import shown
-from engines.store.library import ExportOptions
 
 __all__ = ["LibraryController", "restore_finishing"]
 
@@ -48,13 +46,14 @@ class LibraryController(QObject):
         panel.regenerate_button.clicked.connect(self.regenerate_selected)
         panel.delete_button.clicked.connect(self.delete_selected)
         panel.undo_button.clicked.connect(self.undo_delete)
-        panel.export_button.clicked.connect(self.export_selected)
-        panel.zip_button.clicked.connect(self.export_selected_zip)
         panel.save_meta_button.clicked.connect(self.save_meta)
         panel.favourite_check.clicked.connect(self.save_meta)
         panel.rating_spin.valueChanged.connect(lambda _v: self.save_meta(quiet=True))
         panel.view.selectionModel().selectionChanged.connect(self._library_selection)
         self.browsing = LibraryBrowsing(view, notifier, session, library, player, file_for, self)
+        self.exporter = LibraryExporter(view, notifier, gpu, library, self)
+        self.export_selected = self.exporter.export_selected
+        self.export_selected_zip = self.exporter.export_selected_zip
         for key in MODEL_SETS:
             panel.model_filter.addItem(key, key)
         panel.model_filter.addItem("imported", "imported")
@@ -246,52 +245,4 @@ class LibraryController(QObject):
         self.panel.undo_button.setEnabled(bool(self.deleted_ids))
         self.refresh_library()
         self.notifier.status(f"Library take #{take_id} restored.")
-
-    # ------------------------------------------------------------------ export
-    def export_options(self) -> ExportOptions:
-        """What the Library tab's exports write: each take finished by its stored chain (as a
-        drag of the row gives it), named by the export name template, labelled with the
-        studio's names from settings - the same files `library export` writes."""
-        from engines.delivery.labels import make_labels
-
-        return ExportOptions(use_stored=True, labels=make_labels(),
-                             warn=lambda text: self.notifier.status(text))
-
-    def export_selected(self, folder: str | None = None) -> list[Path]:
-        records = self.panel.selected_records()
-        if not records:
-            self.notifier.error("Select takes in the library to export.")
-            return []
-        if not folder:
-            folder = QFileDialog.getExistingDirectory(self.view, "Export takes to folder")
-        if not folder:
-            return []
-        try:
-            written = self.library.export([r.id for r in records], Path(folder),
-                                          self.export_options())
-        except Exception as exc:  # noqa: BLE001
-            self.notifier.failed(f"Could not export to {shown(folder)}", exc)
-            return []
-        self.notifier.status(f"Exported {len(written)} take(s) with sidecars to {folder}.")
-        return written
-
-    def export_selected_zip(self, path: str | None = None) -> Path | None:
-        records = self.panel.selected_records()
-        if not records:
-            self.notifier.error("Select takes in the library to export.")
-            return None
-        if not path:
-            path, _ = QFileDialog.getSaveFileName(self.view, "Export zip",
-                                                  str(Path.home() / "sa3-takes.zip"),
-                                                  "Zip archive (*.zip)")
-        if not path:
-            return None
-        try:
-            written = self.library.export_zip([r.id for r in records], Path(path),
-                                              self.export_options())
-        except Exception as exc:  # noqa: BLE001
-            self.notifier.failed(f"Could not write {shown(path)}", exc)
-            return None
-        self.notifier.status(f"Exported {len(records)} take(s) to {written}.")
-        return written
 

@@ -90,3 +90,29 @@ def test_labels_dialog_names_every_file_and_checks_ucs_ids(qtbot, fresh_window,
                               "GLASBrkk"], env=env, capture_output=True, text=True, timeout=120)
     assert refused.returncode == 2 and "GLASBrk" in refused.stderr  # the closest match named
     assert not (tmp_path / "x.wav").exists()
+
+
+def test_library_tab_export_of_a_model_loop_is_the_command_lines_file(qtbot, fresh_window,
+                                                                      tmp_path: Path) -> None:
+    from test_finish_gui import choose_preset, wait_finished
+
+    win = fresh_window
+    generate(qtbot, win, "rain on a tin roof", seconds=6.0, seed=11)
+    choose_preset(win, "Ambience loop")
+    take = wait_finished(qtbot, win)
+    assert take.loop is not None and take.loop.method == "model"
+    qtbot.waitUntil(lambda: (win.studio.library.get(take.library_id).finishing or {}).get(
+        "loop") is not None, timeout=30000)
+    win.studio.library_controller.refresh_library()
+    child(win, "libraryView").selectAll()
+    folder = tmp_path / "tab"
+    folder.mkdir()
+    assert win.studio.library_controller.export_selected(str(folder)) == []  # on the worker
+    qtbot.waitUntil(lambda: bool(list(folder.glob("*.wav"))), timeout=60000)
+    qtbot.waitUntil(lambda: "Exported" in child(win, "statusBar").currentMessage(),
+                    timeout=60000)
+    from_tab = next(folder.glob("*.wav"))
+    cli = library_export(tmp_path / "home", take.library_id, tmp_path / "cli")
+    assert from_tab.read_bytes() == cli.read_bytes()  # the model's loop again, byte for byte
+    assert dragged(win).read_bytes() == cli.read_bytes()  # and the session's drag
+    assert wavinfo.WavInfoReader(str(from_tab)).smpl.sample_loops[0].start == 0

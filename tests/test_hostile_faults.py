@@ -619,13 +619,14 @@ def test_workers_die_with_their_batch(how: int, templates: Templates, tmp_path: 
         while time.monotonic() < deadline and any(_alive(pid) for pid in family):
             time.sleep(0.1)
         left = [pid for pid in family if _alive(pid)]
-        err = proc.stderr.read().decode()
     finally:
         if proc.poll() is None:
             proc.kill()
-        for pid in _children(proc.pid):
-            os.kill(pid, signal.SIGKILL)
-    assert not left, f"still running {time.monotonic() - deadline + 5:.1f} s later: {left}"
+        for pid in family:  # leftovers hold the stderr pipe open: end them before reading it
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+    err = proc.stderr.read().decode()
+    assert not left, f"still running 5 s after the batch was killed: {left}"
     noise = [line for line in err.splitlines() if not line.startswith(("cancelled: ",
                                                                        "warning: "))]
     assert not noise, noise

@@ -124,6 +124,7 @@ def unexpected(exc: BaseException) -> str:
 def worker_main(models_dir: Path | None, cuda_devices: str | None, tasks: Any,
                 results: Any) -> None:
     """A worker process: render the takes it is handed until it gets None."""
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # already ignored (_sigint_ignored); be sure
     if cuda_devices is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = cuda_devices  # before anything loads CUDA
