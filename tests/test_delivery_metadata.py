@@ -19,9 +19,10 @@ import wavinfo
 
 from engines.delivery import riff, ucs
 from engines.delivery.ixml import ASWG_FIELDS, ixml_document
+from engines.delivery.riff import add_loop_points
 from engines.delivery.vorbis_fields import add_vorbis_fields, vorbis_fields
 from engines.errors import AudioFileError, RequestError
-from engines.finish.smpl import add_loop_points, wav_layout
+from engines.finish.smpl import wav_layout
 
 NOTE = '{"app":"SA3 Studio","seed":7}'
 FRAMES = 4000

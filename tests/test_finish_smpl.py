@@ -11,9 +11,9 @@ import pytest
 import soundfile as sf
 import wavinfo
 
+from engines.delivery.riff import add_loop_points
 from engines.errors import AudioFileError
 from engines.finish.smpl import (
-    add_loop_points,
     parse_smpl,
     read_loop_points,
     smpl_payload,

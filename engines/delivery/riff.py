@@ -4,7 +4,7 @@ byte.
 
 Where a chunk goes matters to its readers: BWF tools look for `bext` and `iXML` before the audio
 (EBU Tech 3285 puts `bext` ahead of `data`, and a reader that stops at `data` still finds them),
-while `smpl` and `cue ` go after it, where engines.finish.smpl.add_loop_points puts `smpl`.
+while `smpl` and `cue ` go after it, as add_loop_points puts `smpl`.
 
 The loop's cue id: smpl_payload numbers its loops from 0 (loop i has cue id i), and `cue_payload`
 numbers its points from 0 too, so `cue_payload([start for start, _ in loops])` gives each loop's
@@ -24,7 +24,16 @@ from pathlib import Path
 
 from engines.errors import AudioFileError
 from engines.failures import sentence, shown
-from engines.finish.smpl import CHUNK_HEADER, RIFF_LIMIT, WavLayout, wav_layout
+from engines.finish.smpl import (
+    CHUNK_HEADER,
+    RIFF_LIMIT,
+    SMPL_ID,
+    Loop,
+    WavLayout,
+    read_wav_bytes,
+    smpl_payload,
+    wav_layout,
+)
 
 BEXT_ID = b"bext"
 IXML_ID = b"iXML"
@@ -55,12 +64,26 @@ UINT32_MAX = 2**32 - 1
 # Chunk editing
 
 
+def add_loop_points(path: str | os.PathLike[str], loops: list[Loop]) -> None:
+    """Write `loops` ((start, end inclusive) frames) into the WAV file at `path` as its one
+    `smpl` chunk, in place (a file still being prepared, like set_wav_chunks)."""
+    file = Path(path)
+    what = "Could not add loop points to"
+    layout = _layout(read_wav_bytes(file, what), file, what)
+    for start, end in loops:
+        if not 0 <= start <= end < layout.frames:
+            raise AudioFileError(f"{what} {shown(file)}: the loop {start}..{end} lies outside "
+                                 f"its {layout.frames} frames; give frames from 0 to "
+                                 f"{layout.frames - 1}.")
+    set_wav_chunks(file, [(SMPL_ID, smpl_payload(list(loops), layout.sample_rate))])
+
+
 def read_wav_chunk(path: str | os.PathLike[str], chunk_id: bytes) -> bytes | None:
     """The payload of the first `chunk_id` chunk of the WAV file at `path`; None if it has none.
     AudioFileError (one sentence) when the file cannot be read or is not a WAV file."""
     file = Path(path)
     what = "Could not read the metadata of"
-    data = _read(file, what)
+    data = read_wav_bytes(file, what)
     for found, offset, size in _layout(data, file, what).chunks:
         if found == chunk_id:
             start = offset + CHUNK_HEADER.size
@@ -81,7 +104,7 @@ def set_wav_chunks(path: str | os.PathLike[str], chunks: list[tuple[bytes, bytes
     _check_ids(chunks)
     file = Path(path)
     what = "Could not add metadata to"
-    data = _read(file, what)
+    data = read_wav_bytes(file, what)
     layout = _layout(data, file, what)
     replaced = {chunk_id for chunk_id, _ in chunks}
     before = [c for wanted in BEFORE_DATA for c in chunks if c[0] == wanted]
@@ -135,16 +158,6 @@ def _append(out: bytearray, chunk_id: bytes, payload: bytes) -> None:
 
 def _id_text(chunk_id: bytes) -> str:
     return "'" + chunk_id.decode("latin-1").strip() + "'"
-
-
-def _read(file: Path, what: str) -> bytes:
-    try:
-        if os.path.getsize(file) > RIFF_LIMIT:
-            raise AudioFileError(f"{what} {shown(file)}: it is 4 GB or larger, beyond what a "
-                                 f"WAV file can describe; export a shorter clip.")
-        return file.read_bytes()
-    except OSError as err:
-        raise AudioFileError(sentence(f"{what} {shown(file)}", err)) from err
 
 
 def _layout(data: bytes, file: Path, what: str) -> WavLayout:

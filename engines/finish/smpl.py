@@ -8,10 +8,10 @@ unity note, MIDI pitch fraction, SMPTE format, SMPTE offset, number of loops, sa
 infinite). Start and end are sample frames and the end is INCLUSIVE: a loop over a whole file of
 N frames is (0, N - 1).
 
-The chunk goes into a finished file: `add_loop_points` keeps every other chunk (fmt, fact, PEAK,
-LIST/INFO with our note, data) byte for byte, replaces an old `smpl`, pads odd sizes and fixes
-the RIFF size. RF64 files and files of 4 GB or more are refused: their sizes do not fit RIFF's
-32-bit fields, and no game engine reads loops from them.
+The chunk goes into a finished file through engines.delivery.riff (`add_loop_points`,
+`set_wav_chunks`), which keeps every other chunk byte for byte, replaces an old `smpl`, pads odd
+sizes and fixes the RIFF size. RF64 files and files of 4 GB or more are refused: their sizes do
+not fit RIFF's 32-bit fields, and no game engine reads loops from them.
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ def wav_layout(data: bytes, path: Path) -> WavLayout:
     return WavLayout(tuple(chunks), rate, align, data_size)
 
 
-def _read(path: Path, what: str) -> bytes:
+def read_wav_bytes(path: Path, what: str) -> bytes:
+    """The bytes of a WAV file, refusing one past RIFF's 4 GB (`what` starts the sentence)."""
     try:
         if os.path.getsize(path) > RIFF_LIMIT:
             raise AudioFileError(f"{what} {shown(path)}: it is 4 GB or larger, beyond what a "
@@ -116,46 +117,9 @@ def _read(path: Path, what: str) -> bytes:
 def read_loop_points(path: str | os.PathLike[str]) -> list[Loop]:
     """The loops of a WAV file's `smpl` chunk as (start, end inclusive) frames; [] if none."""
     file = Path(path)
-    data = _read(file, "Could not read loop points of")
+    data = read_wav_bytes(file, "Could not read loop points of")
     for chunk_id, offset, size in wav_layout(data, file).chunks:
         if chunk_id == SMPL_ID:
             start = offset + CHUNK_HEADER.size
             return parse_smpl(data[start:start + size])
     return []
-
-
-def add_loop_points(path: str | os.PathLike[str], loops: list[Loop]) -> None:
-    """Write `loops` into the WAV file at `path` as its one `smpl` chunk, in place.
-
-    Meant for a file the caller is still preparing (an atomic save's temporary): the rewrite is
-    not atomic by itself. Every other chunk is kept byte for byte; the `smpl` chunk goes at the
-    end, after data and LIST, where RIFF readers look for optional chunks anyway.
-    """
-    file = Path(path)
-    what = "Could not add loop points to"
-    data = _read(file, what)
-    layout = wav_layout(data, file)
-    for start, end in loops:
-        if not 0 <= start <= end < layout.frames:
-            raise AudioFileError(f"{what} {shown(file)}: the loop {start}..{end} lies outside "
-                                 f"its {layout.frames} frames; give frames from 0 to "
-                                 f"{layout.frames - 1}.")
-    kept = bytearray(data[:12])
-    for chunk_id, offset, size in layout.chunks:
-        if chunk_id == SMPL_ID:
-            continue
-        end = min(offset + CHUNK_HEADER.size + size, len(data))
-        kept += data[offset:end]
-        if len(kept) & 1:
-            kept += b"\0"  # the pad byte an odd chunk needs, even if the writer left it out
-    payload = smpl_payload(list(loops), layout.sample_rate)
-    kept += CHUNK_HEADER.pack(SMPL_ID, len(payload)) + payload  # 36 + 24n bytes: always even
-    if len(kept) - 8 > RIFF_LIMIT:
-        raise AudioFileError(f"{what} {shown(file)}: the file would pass 4 GB, beyond what a "
-                             f"WAV file can describe; export a shorter clip.")
-    struct.pack_into("<I", kept, 4, len(kept) - 8)
-    try:
-        with open(file, "wb") as f:
-            f.write(kept)
-    except OSError as err:
-        raise AudioFileError(sentence(f"{what} {shown(file)}", err)) from err
