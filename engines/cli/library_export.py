@@ -127,12 +127,33 @@ def run_export(library: Any, args: argparse.Namespace) -> int:
             for line in in_zip:
                 print(printable(line))
             return EXIT_OK
+        for take in args.ids:  # an unknown id is refused before any folder is made
+            library.get(take)
+        made = _make_folder(args.to)
         try:
-            args.to.mkdir(parents=True, exist_ok=True)  # a new folder is what --to usually means
-        except OSError as exc:
-            raise UsageError(sentence(f"Could not create the folder {shown(args.to)}", exc,
-                                      "choose another --to")) from exc
-        library.export(args.ids, args.to, options)
+            library.export(args.ids, args.to, options)
+        except BaseException:
+            if made:  # a refusal leaves no trace: the folder this command made goes again
+                _remove_if_empty(args.to)
+            raise
     finally:
         models.close()
     return EXIT_OK
+
+
+def _make_folder(folder: Path) -> bool:
+    """Create --to (a new folder is what it usually means); True when this call made it."""
+    existed = folder.is_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(sentence(f"Could not create the folder {shown(folder)}", exc,
+                                  "choose another --to")) from exc
+    return not existed
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()  # only an empty folder: anything written stays
+    except OSError:
+        pass

@@ -172,6 +172,14 @@ def _loop(record: TakeRecord, chain: Chain, audio: np.ndarray, options: ExportOp
         except StudioError as err:
             text = str(err).rstrip(".")
             why = f"its model could not make it ({text[:1].lower()}{text[1:]})"
+    try:
+        loop = make_loop(audio, None, None, seam_s)
+    except StudioError as err:  # the crossfade cannot be made either: one sentence, no warning
+        if by_crossfade or why is None:
+            raise
+        text = str(err).rstrip(".")
+        raise LibraryError(f"Take #{record.id} cannot be made into a loop: {why}, and "
+                           f"{text[:1].lower()}{text[1:]}.") from err
     if why is not None and options.warn is not None and not by_crossfade:
         options.warn(f"The loop of take #{record.id} was made by crossfade, because {why}.")
-    return make_loop(audio, None, None, seam_s)
+    return loop
