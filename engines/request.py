@@ -47,7 +47,6 @@ DEFAULT_SECONDS_BY_MODEL = {"demo": SFX_SECONDS, "sm-sfx": SFX_SECONDS,
 MIN_SECONDS = 0.1
 MAX_STEPS = 50
 MAX_SEED = 2**32 - 1
-MAX_VARIATIONS = 99  # variation k of a name is <name>_NN: two digits, for generate and batch
 MAX_CFG = 15.0
 MAX_LIMITER_CEILING = 100.0
 DEFAULT_A2A_NOISE_LEVEL = 0.6
@@ -119,28 +118,6 @@ class ValidatedRequest:
 def default_seconds(model: str) -> float:
     """The length (seconds) a request for `model` (any accepted name) gets when it gives none."""
     return DEFAULT_SECONDS_BY_MODEL.get(get_model_set(model).key, SFX_SECONDS)
-
-
-def check_seed_run(seed: int | None, variations: int) -> None:
-    """Variation k gets seed + k - 1, for `generate --variations` and a sound list's row alike:
-    the seeds never wrap past MAX_SEED, so every seed a user reads is the one used. RequestError
-    when the count or the seeds do not fit."""
-    if not 1 <= variations <= MAX_VARIATIONS:
-        raise RequestError(f"variations {short(variations)} is out of range; choose 1 to "
-                           f"{MAX_VARIATIONS}.")
-    top = MAX_SEED - (variations - 1)
-    if seed is None or 0 <= seed <= top:
-        return
-    if not 0 <= seed <= MAX_SEED:
-        raise RequestError(f"seed {short(seed)} is out of range; choose a whole number from 0 "
-                           f"to {MAX_SEED}.")
-    raise RequestError(f"seed {seed} with {variations} variations needs seeds up to "
-                       f"{seed + variations - 1}; choose a seed from 0 to {top}.")
-
-
-def random_seed_run(variations: int) -> int:
-    """A random first seed whose `variations` consecutive seeds all fit (see check_seed_run)."""
-    return secrets.randbelow(MAX_SEED - variations + 2)
 
 
 def default_seconds_help() -> str:

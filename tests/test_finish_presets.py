@@ -181,3 +181,30 @@ def test_unwritable_settings_folder_is_a_sentence(tmp_path):
 def test_missing_settings_folder_is_a_sentence(tmp_path):
     with pytest.raises(StudioError, match="^Could not save the preset 'Mine': .*exist"):
         save_preset(tmp_path / "gone", "Mine", FinishSettings())
+
+
+@pytest.mark.parametrize("data, sentence", [
+    ({"fade_in_ms": 1e308},
+     "fade in 1e+308 ms is out of range; choose a value from 0 to 10000 ms."),
+    ({"trim_db": int("9" * 400)},
+     "trim threshold is far out of range; choose a value from -120 to -10 dBFS."),
+    ({"true_peak_dbtp": -1e308},
+     "true peak -1e+308 dBTP is out of range; choose a value from -20 to 0 dBTP."),
+    ({"rate": int("9" * 400)}, "sample rate 1e+400 Hz is not offered; choose 44100 or 48000 Hz."),
+    ({"loudness_lufs": float("inf")},
+     "loudness is far out of range; choose a value from -60 to -5 LUFS."),
+])
+def test_numbers_past_any_range_are_refused_in_a_few_digits(data, sentence):
+    with pytest.raises(RequestError) as caught:
+        FinishSettings.from_dict(data)
+    assert str(caught.value) == sentence
+
+
+def test_a_saved_preset_with_a_huge_number_names_the_preset(tmp_path):
+    (tmp_path / "settings.json").write_text(
+        '{"finish_presets": {"Mine": {"fade_out_ms": ' + "9" * 5000 + "}}}", encoding="utf-8")
+    with pytest.raises(RequestError) as caught:
+        get_preset(tmp_path, "Mine")
+    assert str(caught.value) == ("The saved preset 'Mine' is damaged (fade out is far out of "
+                                 "range; choose a value from 0 to 10000 ms); save it again or "
+                                 "delete it.")

@@ -430,3 +430,73 @@ def test_parse_span_rejects(text: str) -> None:
     with pytest.raises(RequestError, match="START:END") as err:
         parse_span(text)
     assert f"'{text}'" in str(err.value)
+
+
+# ------------------------------------------------------------------------------------------
+# One rule for runs of seeds; numbers too large for a float; remedies that name a setting
+
+
+@pytest.mark.parametrize("seed, variations, words", [
+    (4294967295, 2, "choose a seed from 0 to 4294967294"),
+    (4294967296, 1, "seed 4294967296 is out of range; choose a whole number from 0 to"),
+    (-1, 1, "seed -1 is out of range"),
+    (10**400, 1, "seed 1e+400 is out of range"),
+    (1, 100, "variations 100 is out of range; choose 1 to 99."),
+    (1, 0, "variations 0 is out of range"),
+])
+def test_a_run_of_seeds_past_the_last_is_refused(seed: int, variations: int,
+                                                 words: str) -> None:
+    from engines.seeds import check_seed_run
+
+    with pytest.raises(RequestError, match=re_escape(words)):
+        check_seed_run(seed, variations)
+
+
+def test_a_run_of_seeds_that_fits_is_accepted() -> None:
+    from engines.seeds import MAX_VARIATIONS, check_seed_run, random_seed_run
+
+    check_seed_run(4294967294, 2)
+    check_seed_run(None, MAX_VARIATIONS)
+    for _ in range(200):
+        assert 0 <= random_seed_run(MAX_VARIATIONS) <= 4294967295 - (MAX_VARIATIONS - 1)
+
+
+def test_numbers_no_float_holds_are_read_and_written_short() -> None:
+    from engines.number_text import as_float, json_loads, short
+
+    assert json_loads("[" + "9" * 5000 + ", -" + "9" * 5000 + ", 7]") == [math.inf, -math.inf, 7]
+    assert as_float(10**400) == math.inf and as_float(-(10**400)) == -math.inf
+    assert [short(v) for v in (12, -0.5, 1e308, -7 * 10**20, 10**5000, math.inf)] == \
+        ["12", "-0.5", "1e+308", "-7e+20", "1e+5000", "inf"]
+
+
+def test_an_integer_of_hundreds_of_digits_is_out_of_range_not_an_overflow() -> None:
+    with pytest.raises(RequestError, match="seconds is inf; give a finite number"):
+        check(seconds=10**400)
+    with pytest.raises(RequestError, match=r"seed 1e\+400 is out of range"):
+        check(seed=10**400)
+
+
+def test_a_remedy_names_the_setting_as_each_front_end_calls_it(tmp_path: Path) -> None:
+    import pickle
+
+    from engines.errors import Advice
+
+    with pytest.raises(RequestError) as caught:
+        check(inpaint_spans=[(0.1, 0.3)])
+    advice = caught.value.args[0]
+    assert isinstance(advice, Advice) and advice.setting == "init_audio"
+    assert "pass --init-audio FILE (the spans" in str(caught.value)
+    assert "pass an init_audio file in the row" in advice.worded(
+        {"init_audio": "an init_audio file in the row"})
+    warning = check(negative_prompt="noise").warnings[0]
+    assert warning == "negative prompt has no effect at cfg 1; raise --cfg above 1 to use it."
+    again = pickle.loads(pickle.dumps(warning))  # worker processes send warnings back
+    assert again == warning and again.worded({"cfg": "the row's cfg"}).startswith(
+        "negative prompt has no effect at cfg 1; raise the row's cfg above 1")
+
+
+def re_escape(text: str) -> str:
+    import re
+
+    return re.escape(text)

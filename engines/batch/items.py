@@ -17,13 +17,8 @@ from typing import Any
 from engines.errors import Advice, AudioFileError, RequestError
 from engines.failures import printable, sentence
 from engines.number_text import as_float, is_huge, json_int, short
-from engines.request import (
-    MAX_SEED,
-    MAX_STEPS,
-    MAX_VARIATIONS,
-    GenerationRequest,
-    check_seed_run,
-)
+from engines.request import MAX_SEED, MAX_STEPS, GenerationRequest
+from engines.seeds import MAX_VARIATIONS, check_seed_run
 
 # How a remedy names a setting in a sound list: a column of the row, never a flag.
 LIST_WORDS = {"init_audio": "an init_audio file in the row", "cfg": "the row's cfg"}

@@ -154,7 +154,7 @@ class _Run:
         from engines.batch.resume import file_facts
 
         try:
-            return file_facts(self.writer.out_dir / take.file)
+            return file_facts(self.manifest.path.parent / take.file)  # beside the manifest
         except Exception:  # noqa: BLE001 - the take is written; only resuming it is in doubt
             log.warning("could not read back %s", take.file, exc_info=True)
             return {}
