@@ -223,7 +223,11 @@ class FinishController(QObject):
             return
         if take.finishing is not None and self._has_audio(take):
             rendered = take.finished
-            label.setText(readout(rendered.before, rendered.after))
+            warnings = rendered.finished_take.warnings
+            label.setText(readout(rendered.before, rendered.after)
+                          + (" (target not applied)" if warnings else ""))
+            for warning in warnings:  # what was asked and could not be done: said, not hidden
+                self.notifier.status(warning)
             notes = rendered.finished_take.finished.report.get("notes", [])
             label.setToolTip("\n".join(["Integrated loudness and true peak: raw -> finished",
                                         *notes]))

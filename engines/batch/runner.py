@@ -129,7 +129,7 @@ class _Run:
             changes = self._write(take, rendered)
             if changes["status"] == "ok":
                 changes.update(self._facts(take))
-            changes["warnings"] = self._warnings(take, rendered.result)
+            changes["warnings"] = self._warnings(take, rendered)
             if changes["status"] == "ok":
                 self.audio_seconds += changes["seconds"]
         wall_s = (rendered.engine_ms + rendered.finish_ms) / 1e3 + time.perf_counter() - started
@@ -159,11 +159,13 @@ class _Run:
             log.warning("could not read back %s", take.file, exc_info=True)
             return {}
 
-    def _warnings(self, take: Take, result: Any) -> list[str]:
+    def _warnings(self, take: Take, rendered: Rendered) -> list[str]:
         from engines.finish.quality import describe_flag
 
+        result, finished = rendered.result, rendered.finished
         warnings = [*result.warnings, *(f"quality: {describe_flag(flag)}"
-                                        for flag in result.quality)]
+                                        for flag in result.quality),
+                    *(finished.warnings if finished is not None else [])]
         for warning in warnings:
             self.progress.say("warning", f"{take.file}: {warning}")
         return warnings

@@ -171,7 +171,7 @@ def _render_one(generator, request, out: Path, fmt: str, finishing, init: dict |
 
     result = generator.generate(request)
     finished = _finish(result, finishing, generator) if finishing is not None else None
-    for warning in result.warnings:
+    for warning in [*result.warnings, *(finished.warnings if finished is not None else [])]:
         warn(warning)
     for flag in result.quality:
         warn(f"quality: {describe_flag(flag)}")

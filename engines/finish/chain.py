@@ -83,8 +83,16 @@ def finish(audio: np.ndarray, settings: FinishSettings,
         x, step = loudness.normalize(x, rate, settings.loudness_lufs, ceiling_dbtp,
                                      mode=mode, circular=settings.loop)
         report["loudness"] = step.to_dict()
-        report["done"].append("loudness")
         report["notes"].extend(step.notes)
+        if settings.loudness_lufs is not None and step.loudness_before_lufs is None:
+            # No target can be met on audio BS.1770 cannot measure: never listed as done,
+            # and said wherever the take goes (stderr, the batch manifest, the window).
+            report["skipped"]["loudness"] = step.notes[0] if step.notes else "undefined"
+            report["warnings"].append(_unmet_target(settings.loudness_lufs, x, rate))
+            if ceiling_dbtp is not None:
+                report["done"].append("true peak")
+        else:
+            report["done"].append("loudness")
         final = (step.loudness_after_lufs, step.true_peak_after_dbtp)
     x = np.ascontiguousarray(x, dtype=np.float32)
     if final is None:
@@ -110,7 +118,7 @@ def _prepared(audio: np.ndarray, rate: int) -> tuple[np.ndarray, dict[str, Any]]
     x = x.astype(np.float32)  # a copy: nothing below writes into the caller's array
     report: dict[str, Any] = {
         "source": {"frames": len(x), "rate": rate, "channels": x.shape[1]},
-        "done": [], "skipped": {}, "notes": [],
+        "done": [], "skipped": {}, "notes": [], "warnings": [],
     }
     bad = ~np.isfinite(x)
     if bad.any():
@@ -120,6 +128,16 @@ def _prepared(audio: np.ndarray, rate: int) -> tuple[np.ndarray, dict[str, Any]]
         report["notes"].append(f"{count} samples were not numbers (NaN or infinite) and were "
                                "set to silence.")
     return x, report
+
+
+def _unmet_target(target: float, x: np.ndarray, rate: int) -> str:
+    seconds = len(x) / rate
+    if seconds < loudness.BLOCK_S:
+        return (f"The loudness target of {target:g} LUFS was not applied: the take is "
+                f"{seconds:.2f} s long and loudness can only be measured on 0.4 s or more; "
+                "lengthen the take or set its level with the true-peak ceiling.")
+    return (f"The loudness target of {target:g} LUFS was not applied: the take is silent "
+            "(under the -70 LUFS gate), so it has no loudness to bring to a target.")
 
 
 def _skip_for_loop(settings: FinishSettings, report: dict[str, Any]) -> None:

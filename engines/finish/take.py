@@ -34,6 +34,12 @@ class FinishedTake:
                 "loop_points": (list(self.finished.loop_points)
                                 if self.finished.loop_points is not None else None)}
 
+    @property
+    def warnings(self) -> list[str]:
+        """What finishing could not do as asked, one sentence each (e.g. a loudness target on
+        a take too short to measure)."""
+        return list(self.finished.report.get("warnings") or [])
+
     def note(self) -> dict[str, Any]:
         """The short form for the note embedded in the file (it must stay small)."""
         final = self.finished.report.get("final", {})

@@ -149,9 +149,13 @@ def finish_record(record: TakeRecord, chain: Chain, audio: np.ndarray,
     from engines.finish.take import FinishedTake, finish_take
 
     if not chain.settings.loop:
-        return finish_take(audio, chain.settings)
-    loop = _loop(record, chain, audio, options)
-    return FinishedTake(finish(loop.audio, chain.settings), chain.settings, loop)
+        finished = finish_take(audio, chain.settings)
+    else:
+        loop = _loop(record, chain, audio, options)
+        finished = FinishedTake(finish(loop.audio, chain.settings), chain.settings, loop)
+    for warning in finished.warnings if options.warn is not None else []:
+        options.warn(f"Take #{record.id}: {warning[:1].lower()}{warning[1:]}")
+    return finished
 
 
 def _loop(record: TakeRecord, chain: Chain, audio: np.ndarray, options: ExportOptions) -> Any:
