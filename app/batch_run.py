@@ -151,16 +151,19 @@ def finishing_for() -> FinishingFor:
 
     cache: dict[tuple, tuple[Any, str]] = {}
 
-    def finishing(preset: str | None, loop: bool | None) -> tuple[Any, str]:
-        if (preset, loop) not in cache:
+    def finishing(preset: str | None, loop: bool | None,
+                  method: str | None = None) -> tuple[Any, str]:
+        if (preset, loop, method) not in cache:
             settings = get_preset(data_dir(), preset).validate() if preset is not None else None
             if loop is not None and (settings is not None or loop):
                 settings = replace(settings or FinishSettings(), loop=loop).validate()
+            if method is not None and settings is not None and settings.loop:
+                settings = replace(settings, loop_method=method).validate()
             if settings is not None and settings.is_identity and not settings.preset \
                     and settings.format == "wav16":
                 settings = None  # e.g. loop 0 and nothing else: the raw take
-            cache[(preset, loop)] = (settings, settings.format if settings else "wav16")
-        return cache[(preset, loop)]
+            cache[(preset, loop, method)] = (settings, settings.format if settings else "wav16")
+        return cache[(preset, loop, method)]
 
     return finishing
 

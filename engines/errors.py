@@ -36,7 +36,8 @@ class Advice(str):
     `worded` lets another front end name the setting its own way (a sound list's column).
     Used as a RequestError's message and as a request's warning."""
 
-    CLI_WORDS = {"init_audio": "--init-audio FILE", "cfg": "--cfg"}
+    CLI_WORDS = {"init_audio": "--init-audio FILE", "cfg": "--cfg",
+                 "loop_method": "make it by crossfade (--loop-method crossfade)"}
 
     template: str
     setting: str

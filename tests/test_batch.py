@@ -29,7 +29,7 @@ def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
     return path
 
 
-def no_finishing(preset, loop):
+def no_finishing(preset, loop, method=None):
     return None, "wav16"
 
 

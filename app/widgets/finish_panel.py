@@ -212,6 +212,7 @@ class FinishPanel(QGroupBox):
             true_peak_dbtp=(self.true_peak_spin.value() if self.true_peak_check.isChecked()
                             else None),
             loop=self.loop_button.isChecked(), loop_seam_s=self.seam_spin.value(),
+            loop_method=self.loop_method_combo.currentData(),
             rate=self.rate_combo.currentData(), mono=self.mono_check.isChecked(),
             format=self.format_combo.currentData())
 
@@ -220,7 +221,8 @@ class FinishPanel(QGroupBox):
         widgets = [self.trim_check, self.trim_db_spin, self.fade_in_spin, self.fade_out_spin,
                    self.fade_curve_combo, self.loudness_check, self.loudness_spin,
                    self.true_peak_check, self.true_peak_spin, self.rate_combo, self.mono_check,
-                   self.format_combo, self.seam_spin, self.loop_button]
+                   self.format_combo, self.seam_spin, self.loop_button,
+                   self.loop_method_combo]
         for widget in widgets:
             widget.blockSignals(True)
         try:
@@ -242,6 +244,8 @@ class FinishPanel(QGroupBox):
             self.mono_check.setChecked(s.mono)
             self.format_combo.setCurrentIndex(self.format_combo.findData(s.format))
             self.seam_spin.setValue(s.loop_seam_s)
+            self.loop_method_combo.setCurrentIndex(
+                self.loop_method_combo.findData(s.loop_method))
             self.loop_button.setChecked(s.loop)
         finally:
             for widget in widgets:

@@ -29,8 +29,8 @@ from engines.delivery.names import DEFAULT_TEMPLATE
 LIST_FILTER = "Sound lists (*.csv *.json);;All files (*)"
 HELP = ("One row per sound: name and prompt, and optionally seconds, variations, seed, "
         "negative_prompt, model, decoder, precision, steps, cfg, apg, init_audio, "
-        "init_noise_level, inpaint, loop, preset, category. Takes already made in the folder "
-        "with the same parameters are skipped.")
+        "init_noise_level, inpaint, loop, loop_method, preset, category. Takes already made in "
+        "the folder with the same parameters are skipped.")
 
 
 def _named(widget, name: str):

@@ -21,7 +21,9 @@ from engines.request import MAX_SEED, MAX_STEPS, GenerationRequest
 from engines.seeds import MAX_VARIATIONS, check_seed_run
 
 # How a remedy names a setting in a sound list: a column of the row, never a flag.
-LIST_WORDS = {"init_audio": "an init_audio file in the row", "cfg": "the row's cfg"}
+LIST_WORDS = {"init_audio": "an init_audio file in the row", "cfg": "the row's cfg",
+              "loop_method": "make it by crossfade (loop_method crossfade in the row)"}
+LOOP_METHODS = ("model", "crossfade")
 _TRUE = {"1", "true", "yes", "y", "on", "x"}
 _FALSE = {"0", "false", "no", "n", "off", ""}
 _SPAN_SEPARATORS = re.compile(r"[\s,;]+")
@@ -64,6 +66,7 @@ class RowSpec:
     init_noise_level: float | None
     inpaint: tuple[tuple[float, float], ...]
     loop: bool | None  # None: as the command line's finishing says
+    loop_method: str | None  # "model" or "crossfade"; None: as the command line says
     preset: str | None
     category: str
     backend: str
@@ -133,6 +136,7 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
         init_noise_level=_number(get("init_noise_level"), "init_noise_level", "0.6"),
         inpaint=_spans(get("inpaint")),
         loop=_flag(get("loop"), "loop"),
+        loop_method=_loop_method(get("loop_method")),
         preset=_text(get("preset"), "preset") or None,
         category=_text(get("category"), "category"),
         backend=defaults.backend,
@@ -215,6 +219,14 @@ def _whole(value: Any, key: str, low: int, high: int) -> int | None:
 def _variations(value: Any) -> int:
     count = _whole(value, "variations", 1, MAX_VARIATIONS)
     return 1 if count is None else count
+
+
+def _loop_method(value: Any) -> str | None:
+    method = _text(value, "loop_method").lower()
+    if method and method not in LOOP_METHODS:
+        raise RequestError(f"loop_method {_shown(value)} is not one of {', '.join(LOOP_METHODS)}; "
+                           "write model or crossfade, or leave it empty.")
+    return method or None
 
 
 def _flag(value: Any, key: str) -> bool | None:

@@ -19,11 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engines.batch.items import RowDefaults, RowError, RowSpec, parse_row
+from engines.batch.items import LIST_WORDS, RowDefaults, RowError, RowSpec, parse_row
 from engines.batch.sound_list import SoundList
 from engines.delivery.formats import suffix_for
 from engines.delivery.guard import Protected
-from engines.errors import RequestError
+from engines.errors import Advice, RequestError
 from engines.request import MAX_SEED
 
 HASH_VERSION = 1
@@ -31,9 +31,10 @@ DONE = ("ok", "skipped")
 MANIFEST_STEM = "manifest"
 MANIFEST_NAME = "manifest.json"  # written by engines.batch.manifest
 
-# finishing_for(row preset or None, row loop or None) -> (settings or None, format): the
-# command line's finishing with the row's preset and loop applied (RequestError if refused).
-FinishingFor = Callable[[str | None, bool | None], tuple[Any, str]]
+# finishing_for(row preset, row loop, row loop_method; each None when not given) -> (settings or
+# None, format): the command line's finishing with the row's preset and loop applied
+# (RequestError if refused).
+FinishingFor = Callable[[str | None, bool | None, str | None], tuple[Any, str]]
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,7 @@ def make_plan(sound_list: SoundList, out_dir: Path, *, template: str, defaults: 
             continue
         try:
             spec = parse_row(row.where, row.values, sound_list.folder, defaults)
-            finishing, fmt = finishing_for(spec.preset, spec.loop)
+            finishing, fmt = finishing_for(spec.preset, spec.loop, spec.loop_method)
         except RowError as exc:
             planner.problem(row.where, name, str(exc))
         except RequestError as exc:
@@ -136,6 +137,8 @@ class _Planner:
         self.entries.append(Problem(len(self.entries), where, name, reason, file))
 
     def add_row(self, spec: RowSpec, finishing: Any, fmt: str) -> None:
+        if not self._loop_fits(spec, finishing):
+            return
         hashes = [params_hash(spec, k, finishing, fmt) for k in range(1, spec.variations + 1)]
         found = [self.earlier.get(_key(spec.name, k, h)) for k, h in enumerate(hashes, 1)]
         seeds, reused = _row_seeds(spec, found)
@@ -149,6 +152,21 @@ class _Planner:
             self.entries.append(Take(len(self.entries), spec, k, seed, spec.seed is None,
                                      reused, file, digest, finishing, fmt,
                                      before if skip else None))
+
+    def _loop_fits(self, spec: RowSpec, finishing: Any) -> bool:
+        """A row whose loop cannot fit its length is refused before any render."""
+        if finishing is None or not finishing.loop or spec.seconds is None:
+            return True
+        from engines.finish.loop_plan import check_loop_fits
+
+        try:
+            check_loop_fits(spec.seconds, finishing.loop_seam_s, finishing.loop_method)
+        except RequestError as exc:
+            text = exc.args[0]
+            said = text.worded(LIST_WORDS) if isinstance(text, Advice) else str(exc)
+            self.problem(spec.where, spec.name, f"{spec.where}: {said}")
+            return False
+        return True
 
     def _file(self, spec: RowSpec, variation: int, seed: int, preset: str,
               fmt: str) -> str | None:

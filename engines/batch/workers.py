@@ -101,7 +101,11 @@ class TakeRenderer:
 
         settings.validate()
         seed = (result.seed + LOOP_SEED_OFFSET) % (MAX_SEED + 1)
-        loop = make_loop(audio, result.request, generate, seam_s=settings.loop_seam_s, seed=seed)
+        if settings.loop_method == "crossfade":  # no model, no seed: the same loop every run
+            loop = make_loop(audio, None, None, seam_s=settings.loop_seam_s)
+        else:
+            loop = make_loop(audio, result.request, generate, seam_s=settings.loop_seam_s,
+                             seed=seed)
         return FinishedTake(finish(loop.audio, settings), settings, loop)
 
     def close(self) -> None:

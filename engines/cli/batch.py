@@ -52,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CSV (header row) or JSON (list of objects) with name and prompt, and "
                         "optionally seconds, variations, seed, negative_prompt, model, decoder, "
                         "precision, codec_tier, steps, cfg, apg, init_audio, init_noise_level, "
-                        "inpaint, loop, preset, category")
+                        "inpaint, loop, loop_method, preset, category")
     p.add_argument("--out", type=Path, metavar="DIR", help="output folder (created if missing)")
     p.add_argument("--name", metavar="TEMPLATE", default=DEFAULT_TEMPLATE,
                    help="file names from {name} {prompt} {seed} {n:02} {preset} {date} "
@@ -211,22 +211,25 @@ def _finishing_for(args: argparse.Namespace):
 
     cache: dict[tuple, tuple[Any, str]] = {}
 
-    def finishing_for(preset: str | None, loop: bool | None) -> tuple[Any, str]:
-        if (preset, loop) in cache:
-            return cache[(preset, loop)]
+    def finishing_for(preset: str | None, loop: bool | None,
+                  method: str | None = None) -> tuple[Any, str]:
+        if (preset, loop, method) in cache:
+            return cache[(preset, loop, method)]
         flags = copy.copy(args)
         if preset is not None:
             flags.preset = preset
         settings = finish_settings(flags, data_dir)
         if loop is not None and (settings is not None or loop):
             settings = replace(settings or FinishSettings(), loop=loop).validate()
+        if method is not None and settings is not None and settings.loop:
+            settings = replace(settings, loop_method=method).validate()
         if settings is not None and settings.is_identity and not settings.preset \
                 and settings.format == "wav16":
             settings = None  # e.g. loop 0 and nothing else: the raw take
         fmt = settings.format if settings is not None else (args.format or "wav16")
         if settings is None and fmt == "wav32f":  # only the finishing writer makes float WAV
             settings = FinishSettings(format=fmt)
-        cache[(preset, loop)] = (settings, fmt)
+        cache[(preset, loop, method)] = (settings, fmt)
         return settings, fmt
 
     return finishing_for

@@ -14,7 +14,8 @@ from engines.delivery.formats import FORMATS
 # flag dest -> FinishSettings field, for the flags whose value is copied as given.
 _VALUE_FLAGS = {"trim_db": "trim_db", "fade_in": "fade_in_ms", "fade_out": "fade_out_ms",
                 "fade_curve": "fade_curve", "loudness": "loudness_lufs",
-                "true_peak": "true_peak_dbtp", "loop_seam": "loop_seam_s", "rate": "rate"}
+                "true_peak": "true_peak_dbtp", "loop_seam": "loop_seam_s",
+                "loop_method": "loop_method", "rate": "rate"}
 
 
 def add_finish_arguments(parser: argparse.ArgumentParser, *, with_format: bool = True) -> None:
@@ -38,6 +39,10 @@ def add_finish_arguments(parser: argparse.ArgumentParser, *, with_format: bool =
                        help="make a seamless loop (the model rewrites the seam) with loop points")
     group.add_argument("--loop-seam", type=float, metavar="SECONDS",
                        help="seam width the model rewrites (default 0.5, on the latent grid)")
+    group.add_argument("--loop-method", choices=("model", "crossfade"),
+                       help="who makes the loop's seam: the take's model (default), or an "
+                            "equal-power crossfade (no model needed; the loop is shorter by "
+                            "the seam)")
     group.add_argument("--rate", type=int, choices=(44100, 48000), help="delivery sample rate")
     group.add_argument("--mono", action="store_true", default=None, help="fold down to mono")
     if with_format:

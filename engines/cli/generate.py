@@ -134,6 +134,14 @@ def run_generate(args: argparse.Namespace) -> int:
         check_output(out.with_name(f"{out.stem}_{k:02d}{out.suffix}"), fmt, protected)[0]
         for k in range(1, args.variations + 1)]
     finishing = _finishing(args, out, fmt)  # refused now, not after the render
+    if finishing is not None and finishing.loop:  # a loop that cannot fit: before the render
+        from engines.finish.loop_plan import check_loop_fits
+        from engines.request import default_seconds
+
+        seconds = args.seconds if args.seconds is not None else (
+            None if args.init_audio is not None else default_seconds(args.model))
+        if seconds is not None:
+            check_loop_fits(seconds, finishing.loop_seam_s, finishing.loop_method)
     args.labels = labels_from(args)
     # Taken before anything is written: --out may be the init file itself.
     init = init_entry(args.init_audio) if args.init_audio is not None else None

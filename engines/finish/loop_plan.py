@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engines.constants import MIN_CODEC_LATENTS, SAMPLE_RATE, SAMPLES_PER_LATENT
-from engines.errors import RequestError
+from engines.errors import Advice, RequestError
 from engines.finish.seam_metrics import MARGIN, steadiest_point
 from engines.request import MAX_SEED, GenerationRequest
 
@@ -141,6 +141,45 @@ def _seam_reach(take: np.ndarray, seam_s: float, cover_edges: bool) -> tuple[int
     return before, after
 
 
+def check_loop_fits(seconds: float, seam_s: float, method: str) -> None:
+    """RequestError (one sentence saying only what can be done) when a take of `seconds` cannot
+    be made into a loop by `method` ("model" or "crossfade") with a seam of `seam_s`: checked
+    before any render, from the length alone. A model loop may still widen its seam over an
+    unsteady edge once the audio is known; this is the least it needs."""
+    from engines.finish.settings import LOOP_SEAM_RANGE_S
+
+    frames = round(seconds * SAMPLE_RATE)
+    shortest = LOOP_SEAM_RANGE_S[0]
+    if method == "crossfade":
+        if 0 < round(seam_s * SAMPLE_RATE) <= frames // 2:
+            return
+        if frames // 2 >= round(shortest * SAMPLE_RATE):
+            todo = f"use a seam of at most {_down(frames / 2 / SAMPLE_RATE):.2f} s"
+        else:
+            todo = f"make the take at least {2 * shortest:.2f} s long"
+        raise RequestError(f"A crossfade loop of a {seconds:.2f} s take needs a seam of at most "
+                           f"half of it, not {seam_s:.2f} s; {todo}.")
+    latents = max(1, math.ceil(seam_s * SAMPLE_RATE / LATENT))
+    needs = (latents + 2) * LATENT
+    if frames >= needs:
+        return
+    fewest = max(1, math.ceil(shortest * SAMPLE_RATE / LATENT))
+    options = []
+    if latents > fewest and frames >= (fewest + 2) * LATENT:
+        most = _down((frames // LATENT - 2) * LATENT / SAMPLE_RATE)
+        options.append(f"use a seam of at most {most:.2f} s")
+    options += ["{setting}", f"make the take at least {needs / SAMPLE_RATE:.2f} s long"]
+    raise RequestError(Advice(
+        f"A model loop of a {seconds:.2f} s take with a {latents * LATENT / SAMPLE_RATE:.2f} s "
+        f"seam needs at least {needs / SAMPLE_RATE:.2f} s; " + ", or ".join(options) + ".",
+        "loop_method"))
+
+
+def _down(seconds: float) -> float:
+    """Rounded down to what a message shows, so the figure given back always fits."""
+    return math.floor(seconds * 100) / 100
+
+
 def loop_request(base: object, audio: np.ndarray, seam_s: float = DEFAULT_SEAM_S,
                  seed: int | None = None, context_s: float | None = DEFAULT_CONTEXT_S,
                  search_s: float = DEFAULT_SEARCH_S, cover_edges: bool = True) -> LoopPlan:
@@ -156,8 +195,8 @@ def loop_request(base: object, audio: np.ndarray, seam_s: float = DEFAULT_SEAM_S
         raise RequestError(
             f"The take is {frames / SAMPLE_RATE:.2f} s long; a model loop with a "
             f"{latents * LATENT / SAMPLE_RATE:.2f} s seam needs at least "
-            f"{(latents + 2) * LATENT / SAMPLE_RATE:.2f} s; shorten the seam or use the "
-            f"crossfade loop.")
+            f"{(latents + 2) * LATENT / SAMPLE_RATE:.2f} s; make it by crossfade instead, or "
+            f"use a longer take.")
     window_latents = None
     if context_s is not None:
         context = max(1, math.ceil(context_s * SAMPLE_RATE / LATENT))  # always some kept audio
@@ -214,6 +253,6 @@ def _whole_take_rotation(take: np.ndarray, before: int, after: int, search_s: fl
     candidates = wrap_candidates(frames, 1, frames - 1, search_s)
     candidates = np.array([c for c in candidates if fits(int(c))], dtype=np.int64)
     if candidates.size == 0:
-        raise RequestError("The take is too short to loop with this seam; shorten the seam or "
-                           "use the crossfade loop.")
+        raise RequestError("The take is too short for a model loop with this seam; make it by "
+                           "crossfade instead, or use a longer take.")
     return _steadiest(take, candidates)

@@ -21,6 +21,7 @@ FADE_CURVES = ("linear", "equal-power", "exponential")
 RATES = (44100, 48000)
 FORMATS = tuple(DELIVERY_FORMATS)  # engines.delivery.formats: the one format table
 PEAK_MODES = ("limit", "reduce")
+LOOP_METHODS = ("model", "crossfade")  # who makes the seam: the take's model, or a crossfade
 
 LOUDNESS_RANGE = (-60.0, -5.0)  # LUFS
 TRUE_PEAK_RANGE = (-20.0, 0.0)  # dBTP
@@ -47,6 +48,7 @@ class FinishSettings:
     peak_mode: str = "limit"  # over the ceiling: "limit" peaks or "reduce" the whole gain
     loop: bool = False  # the audio handed to finish() is already a seamless loop
     loop_seam_s: float = 0.5  # the loop maker snaps it to the 4096-sample latent grid
+    loop_method: str = "model"  # "crossfade" never needs the model (and loses the seam)
     rate: int = SAMPLE_RATE
     mono: bool = False
     format: str = "wav16"
@@ -73,6 +75,7 @@ class FinishSettings:
             _check_range("true peak", self.true_peak_dbtp, TRUE_PEAK_RANGE, "dBTP")
         _check_choice("peak mode", self.peak_mode, PEAK_MODES)
         _check_range("loop seam", self.loop_seam_s, LOOP_SEAM_RANGE_S, "s")
+        _check_choice("loop method", self.loop_method, LOOP_METHODS)
         if self.rate not in RATES:
             raise RequestError(f"sample rate {_shown_value(self.rate)} Hz is not offered; choose "
                                "44100 or 48000 Hz.")
@@ -92,8 +95,13 @@ class FinishSettings:
                 and not self.loop and self.rate == SAMPLE_RATE and not self.mono)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON values; `from_dict(to_dict())` gives the same settings."""
-        return asdict(self)
+        """Plain JSON values; `from_dict(to_dict())` gives the same settings. The default loop
+        method is left out, so chains stored (and batch takes hashed) before it existed keep
+        their exact form."""
+        values = asdict(self)
+        if values["loop_method"] == "model":
+            del values["loop_method"]
+        return values
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FinishSettings:
@@ -115,7 +123,8 @@ _KINDS = {
     "trim_in_s": "number?", "trim_out_s": "number?",
     "fade_in_ms": "number", "fade_out_ms": "number", "fade_curve": "text",
     "loudness_lufs": "number?", "true_peak_dbtp": "number?", "peak_mode": "text",
-    "loop": "bool", "loop_seam_s": "number", "rate": "integer", "mono": "bool",
+    "loop": "bool", "loop_seam_s": "number", "loop_method": "text", "rate": "integer",
+    "mono": "bool",
     "format": "text", "preset": "text",
 }
 _KIND_WORDS = {"bool": "true or false", "number": "a number", "number?": "a number or null",

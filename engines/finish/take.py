@@ -55,13 +55,16 @@ def finish_take(audio: np.ndarray, settings: FinishSettings, *, request: Any = N
                 generate: Generate | None = None) -> FinishedTake:
     """`audio` (float (N, 2) at 44.1 kHz, the raw take) finished by `settings`. A loop is made
     by the model (inpainting the seam with `request`'s settings and a new seed) when `generate`
-    and `request` are given, else by an equal-power crossfade."""
+    and `request` are given and the settings' loop method is "model", else by an equal-power
+    crossfade."""
     settings.validate()
     loop = None
     if settings.loop:
         from engines.finish.loop import make_loop
 
-        loop = make_loop(audio, request, generate, seam_s=settings.loop_seam_s)
+        by_model = settings.loop_method == "model"
+        loop = make_loop(audio, request if by_model else None,
+                         generate if by_model else None, seam_s=settings.loop_seam_s)
         audio = loop.audio
     return FinishedTake(finish(audio, settings), settings, loop)
 

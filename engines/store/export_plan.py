@@ -163,7 +163,8 @@ def _loop(record: TakeRecord, chain: Chain, audio: np.ndarray, options: ExportOp
 
     seam_s = chain.settings.loop_seam_s
     stored = chain.loop or {}
-    by_crossfade = stored.get("method") == "crossfade"  # made so, so remade so
+    # made so, so remade so; or asked for
+    by_crossfade = stored.get("method") == "crossfade" or chain.settings.loop_method == "crossfade"
     why = None
     if record.is_imported:
         why = "it is imported audio, which no model set made"
