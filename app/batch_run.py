@@ -116,7 +116,7 @@ def render_list(request: ListRequest, generator: Any, cancel: threading.Event,
         events.say("warning", problem)
     plan = make_plan(sound_list, out, template=request.template, defaults=RowDefaults(),
                      finishing_for=finishing_for(), earlier=earlier, force=request.force,
-                     library_root=library_path())
+                     library_root=library_path(), labels=_studio_labels(events))
     for item in plan.problems:
         events.say("error", item.reason)
     _make_folder(out)
@@ -140,6 +140,20 @@ def render_list(request: ListRequest, generator: Any, cancel: threading.Event,
         keeper.close()
     return ListSummary(manifest.counts(), len(plan.entries), outcome.cancelled, manifest.path,
                        outcome.manifest_error, outcome.audio_seconds, outcome.wall_s)
+
+
+def _studio_labels(events: Any) -> Any:
+    """The studio's names from settings for every file of the list (engines.delivery.labels);
+    a damaged UCS list is said, and the files carry no UCS labels."""
+    from engines.delivery.labels import make_labels
+    from engines.delivery.take import Labels
+    from engines.errors import StudioError
+
+    try:
+        return make_labels()
+    except StudioError as exc:
+        events.say("warning", str(exc))
+        return Labels()
 
 
 def finishing_for() -> FinishingFor:

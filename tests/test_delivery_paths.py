@@ -179,3 +179,23 @@ def test_flac_and_ogg_carry_the_same_fields_as_vorbis_comments(home: Path, tmp_p
     frames = sf.info(out).frames
     assert tags["LOOPSTART"] == ["0"] and tags["LOOPLENGTH"] == [str(frames)]
     assert json.loads(tags["COMMENT"][0])["library_id"] == 1  # the app's note, as in a WAV
+
+
+def test_batch_ucs_columns_name_and_label_files_and_unknown_ids_fail_their_row(
+        home: Path, tmp_path: Path) -> None:
+    (home / "ucs.csv").write_text("CatID,Category,SubCategory\nDOORWood,DOORS,WOOD\n"
+                                  "GLASBrk,GLASS,BREAK\n", encoding="utf-8")
+    sounds = tmp_path / "sounds.csv"
+    sounds.write_text("name,prompt,seconds,category,fx_name,creator,source\n"
+                      "creak,door creak,1,DOORWood,Creak slow,AD,SA3\n"
+                      "smash,glass smash,1,GLASBreak,Smash,AD,SA3\n", encoding="utf-8")
+    batch = cli(home, "batch", str(sounds), "--out", str(tmp_path / "out"), "--name", "ucs")
+    assert batch.returncode == 1
+    assert "line 3" in batch.stderr and "GLASBrk" in batch.stderr  # the closest match
+    made = tmp_path / "out" / "DOORWood_Creak slow_AD_SA3.wav"
+    assert made.is_file() and not list((tmp_path / "out").glob("GLAS*"))
+    xml = wavinfo.WavInfoReader(str(made)).ixml.source
+    for field in (b"<CATID>DOORWood</CATID>", b"<CATEGORY>DOORS</CATEGORY>",
+                  b"<SUBCATEGORY>WOOD</SUBCATEGORY>", b"<FXNAME>Creak slow</FXNAME>",
+                  b"<creatorId>AD</creatorId>", b"<sourceId>SA3</sourceId>"):
+        assert field in xml, field

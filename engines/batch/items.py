@@ -68,9 +68,12 @@ class RowSpec:
     loop: bool | None  # None: as the command line's finishing says
     loop_method: str | None  # "model" or "crossfade"; None: as the command line says
     preset: str | None
-    category: str
+    category: str  # a UCS CatID (checked against the user's UCS list) or a free tag
     backend: str
     codec_tier: str | None = None  # None: the default rule (engines.tiers.DEFAULT_RULE)
+    fx_name: str = ""  # UCS blocks for the files' names and metadata ("": the run's)
+    creator: str = ""
+    source: str = ""
 
     def request(self, seed: int) -> GenerationRequest:
         return GenerationRequest(
@@ -140,7 +143,9 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
         preset=_text(get("preset"), "preset") or None,
         category=_text(get("category"), "category"),
         backend=defaults.backend,
-        codec_tier=_text(get("codec_tier"), "codec_tier") or defaults.codec_tier)
+        codec_tier=_text(get("codec_tier"), "codec_tier") or defaults.codec_tier,
+        fx_name=_text(get("fx_name"), "fx_name"), creator=_text(get("creator"), "creator"),
+        source=_text(get("source"), "source"))
 
 
 def _checked(spec: RowSpec) -> RowSpec:

@@ -14,20 +14,17 @@ from engines.batch.keeping import LibraryKeeper
 from engines.batch.plan import Take
 from engines.batch.workers import Rendered
 from engines.delivery.deliver import deliver
-from engines.delivery.labels import make_labels
 from engines.delivery.sidecar import sidecar_path
-from engines.delivery.take import Labels, from_result
+from engines.delivery.take import from_result
 from engines.errors import StudioError
 from engines.failures import path_text
 
 
 class TakeWriter:
-    def __init__(self, out_dir: Path, list_path: Path, keeper: LibraryKeeper,
-                 labels: Labels | None = None) -> None:
+    def __init__(self, out_dir: Path, list_path: Path, keeper: LibraryKeeper) -> None:
         self.out_dir = out_dir
         self._list = path_text(list_path.resolve())
         self._keeper = keeper
-        self._labels = labels or Labels()
 
     def write(self, take: Take, rendered: Rendered) -> dict[str, Any]:
         """The manifest changes for the take: status ok, or failed with the reason."""
@@ -42,9 +39,8 @@ class TakeWriter:
                  "variation": take.variation, "category": take.spec.category or None,
                  "params_hash": take.params_hash}
         try:
-            labels = self._row_labels(take)
             delivery = from_result(result, record=record, init=take.spec.init_entry,
-                                   finished=finished, name=out.stem).with_labels(labels)
+                                   finished=finished, name=out.stem).with_labels(take.labels)
             deliver(delivery, out, fmt=take.fmt, extra={"batch": batch})
         except StudioError as exc:
             kept = (f"; the take is kept in the library as #{record.id}" if record is not None
@@ -59,10 +55,3 @@ class TakeWriter:
                 "library_id": record.id if record is not None else None,
                 "seed": result.seed, "seconds": round(result.seconds, 6),
                 "timings_ms": timings}
-
-    def _row_labels(self, take: Take) -> Labels:
-        """The run's labels, with the row's category as its UCS CatID when it gives one."""
-        if not take.spec.category or take.spec.category == self._labels.catid:
-            return self._labels
-        return make_labels(take.spec.category, self._labels.fx_name, self._labels.creator,
-                           self._labels.source)

@@ -15,7 +15,7 @@ import json
 import secrets
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,8 @@ from engines.batch.items import LIST_WORDS, RowDefaults, RowError, RowSpec, pars
 from engines.batch.sound_list import SoundList
 from engines.delivery.formats import suffix_for
 from engines.delivery.guard import Protected
+from engines.delivery.labels import make_labels
+from engines.delivery.take import Labels
 from engines.errors import Advice, RequestError
 from engines.request import MAX_SEED
 
@@ -50,6 +52,7 @@ class Take:
     finishing: Any  # engines.finish.settings.FinishSettings or None (the raw take)
     fmt: str
     earlier: dict | None  # the earlier manifest's entry when the take is skipped, else None
+    labels: Labels = field(default_factory=Labels)  # UCS blocks and names for the file
 
     @property
     def skipped(self) -> bool:
@@ -90,7 +93,7 @@ class Plan:
 
 def make_plan(sound_list: SoundList, out_dir: Path, *, template: str, defaults: RowDefaults,
               finishing_for: FinishingFor, earlier: list[dict], force: bool,
-              library_root: Path | None = None) -> Plan:
+              library_root: Path | None = None, labels: Labels | None = None) -> Plan:
     """The takes of the list, and the rows that cannot be rendered. A take whose file or
     sidecar would land on an input of this run (the list, the manifest, any row's init audio)
     or inside the library folder `library_root` is refused here, before any render."""
@@ -102,7 +105,7 @@ def make_plan(sound_list: SoundList, out_dir: Path, *, template: str, defaults: 
         if isinstance(init, str) and init.strip():
             protected.add_input(sound_list.folder / Path(init.strip()).expanduser(),
                                 f"the init audio of {row.where}")
-    planner = _Planner(out_dir, template, force, earlier, protected)
+    planner = _Planner(out_dir, template, force, earlier, protected, labels or Labels())
     for row in sound_list.rows:
         name = row.values.get("name")
         name = name.strip() if isinstance(name, str) else ""
@@ -123,9 +126,10 @@ def make_plan(sound_list: SoundList, out_dir: Path, *, template: str, defaults: 
 
 class _Planner:
     def __init__(self, out_dir: Path, template: str, force: bool, earlier: list[dict],
-                 protected: Protected) -> None:
+                 protected: Protected, labels: Labels) -> None:
         self.out_dir = out_dir
         self.protected = protected
+        self.labels = labels
         self.template = template
         self.force = force
         self.earlier = {_key(e.get("name"), e.get("variation"), e.get("params_hash")): e
@@ -139,19 +143,36 @@ class _Planner:
     def add_row(self, spec: RowSpec, finishing: Any, fmt: str) -> None:
         if not self._loop_fits(spec, finishing):
             return
+        labels = self._row_labels(spec)
+        if labels is None:
+            return
         hashes = [params_hash(spec, k, finishing, fmt) for k in range(1, spec.variations + 1)]
         found = [self.earlier.get(_key(spec.name, k, h)) for k, h in enumerate(hashes, 1)]
         seeds, reused = _row_seeds(spec, found)
         preset = (finishing.preset if finishing is not None else "") or ""
         for k, (seed, digest, before) in enumerate(zip(seeds, hashes, found, strict=True), 1):
-            file = self._file(spec, k, seed, preset, fmt)
+            file = self._file(spec, k, seed, preset, fmt, labels)
             if file is None:
                 continue
             skip = (not self.force and before is not None and before.get("status") in DONE
                     and before.get("file") == file and (self.out_dir / file).is_file())
             self.entries.append(Take(len(self.entries), spec, k, seed, spec.seed is None,
                                      reused, file, digest, finishing, fmt,
-                                     before if skip else None))
+                                     before if skip else None, labels))
+
+    def _row_labels(self, spec: RowSpec) -> Labels | None:
+        """The run's labels with the row's own (category as a UCS CatID, fx_name, creator,
+        source) on top; None after recording why a row's CatID is refused (checked against
+        the user's UCS list before any render)."""
+        run = self.labels
+        if not (spec.category or spec.fx_name or spec.creator or spec.source):
+            return run
+        try:
+            return make_labels(spec.category or run.catid, spec.fx_name or run.fx_name,
+                               spec.creator or run.creator, spec.source or run.source)
+        except RequestError as exc:
+            self.problem(spec.where, spec.name, f"{spec.where}: the category column: {exc}")
+            return None
 
     def _loop_fits(self, spec: RowSpec, finishing: Any) -> bool:
         """A row whose loop cannot fit its length is refused before any render."""
@@ -168,15 +189,17 @@ class _Planner:
             return False
         return True
 
-    def _file(self, spec: RowSpec, variation: int, seed: int, preset: str,
-              fmt: str) -> str | None:
+    def _file(self, spec: RowSpec, variation: int, seed: int, preset: str, fmt: str,
+              labels: Labels) -> str | None:
         """The take's file name, or None after recording why it cannot have one."""
         from engines.delivery.names import render_name
 
         where = spec.where
         try:
             stem = render_name(self.template, name=spec.name, prompt=spec.prompt, seed=seed,
-                               n=variation, preset=preset, category=spec.category)
+                               n=variation, preset=preset, category=spec.category,
+                               catid=labels.catid, fxname=labels.fx_name or spec.name,
+                               creator=labels.creator, source=labels.source)
         except RequestError as exc:
             self.problem(where, spec.name, f"{where}: {exc}")
             return None

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     args.labels = labels_from(args)  # an unknown CatID is refused before anything is read
     plan = make_plan(sound_list, out, template=args.name, defaults=defaults,
                      finishing_for=_finishing_for(args), earlier=earlier, force=args.force,
-                     library_root=library_path())
+                     library_root=library_path(), labels=args.labels)
     for item in plan.problems:
         warn_line("error", item.reason)
     catalog = default_catalog(args.models_dir)
@@ -278,7 +278,7 @@ def _render(args: argparse.Namespace, out: Path, list_path: Path, plan: Plan, ca
                 renderer = InlineRenderer(args.models_dir, catalog)
             else:
                 renderer = WorkerPool(jobs, args.models_dir, cuda_devices)
-            writer = TakeWriter(out, list_path, keeper, args.labels)
+            writer = TakeWriter(out, list_path, keeper)
             outcome = run_batch(plan, manifest, renderer, writer, progress, stop, cannot_run)
     finally:
         progress.close()
