@@ -57,14 +57,15 @@ def manifest(out: Path) -> dict:
 
 
 def comparable(item: dict) -> dict:
-    """A manifest item without what differs between two runs (library ids, timings)."""
-    return {k: v for k, v in item.items() if k not in ("library_id", "timings_ms")}
+    """A manifest item without what differs between two runs (library ids, timings, and the
+    file's size in bytes: the library id is embedded in the file's metadata)."""
+    return {k: v for k, v in item.items() if k not in ("library_id", "timings_ms", "bytes")}
 
 
 def comparable_sidecar(path: Path) -> dict:
     data = json.loads(path.read_text(encoding="utf-8"))
     data["output"].pop("path")
-    for key in ("created", "library_id", "timings_ms"):
+    for key in ("created", "delivered", "library_id", "timings_ms"):
         data.pop(key)
     return data
 

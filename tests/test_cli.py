@@ -197,18 +197,18 @@ def test_variations_write_numbered_files_with_consecutive_seeds(capsys, tmp_path
                                                                 models: Path):
     out = tmp_path / "door.wav"
     code, stdout, stderr = run(capsys, "--prompt", "door creak", "--seconds", "0.5", "--steps",
-                               "2", "--seed", "4294967294", "--variations", "3", "--no-library",
+                               "2", "--seed", "4294967293", "--variations", "3", "--no-library",
                                "--models-dir", str(models), "--out", str(out))
     assert code == 0, stderr
     seeds = [json.loads((tmp_path / f"door_{k:02d}.json").read_text())["seed"]
              for k in (1, 2, 3)]
-    assert seeds == [4294967294, 4294967295, 0]  # consecutive, wrapping past the last seed
+    assert seeds == [4294967293, 4294967294, 4294967295]  # consecutive, up to the last seed
     assert not out.exists() and len(stdout.strip().splitlines()) == 3
     takes = [sf.read(tmp_path / f"door_{k:02d}.wav", dtype="int16")[0] for k in (1, 2, 3)]
     assert not np.array_equal(takes[0], takes[1])
-    # the same seed alone gives the same take: variation 2 is seed 4294967295 by itself
+    # the same seed alone gives the same take: variation 2 is seed 4294967294 by itself
     code, _, stderr = run(capsys, "--prompt", "door creak", "--seconds", "0.5", "--steps", "2",
-                          "--seed", "4294967295", "--no-library", "--models-dir", str(models),
+                          "--seed", "4294967294", "--no-library", "--models-dir", str(models),
                           "--out", str(tmp_path / "single.wav"))
     assert code == 0, stderr
     assert np.array_equal(sf.read(tmp_path / "single.wav", dtype="int16")[0], takes[1])

@@ -506,8 +506,6 @@ def test_hostile_faults(case: Case, templates: Templates, tmp_path: Path):
     _judge(case, templates, tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="needs engines/cli/generate.py to use "
-                   "engines.seeds.check_seed_run (issue 20, item 9)")
 def test_generate_refuses_a_seed_run_past_the_last_seed(templates: Templates, tmp_path: Path):
     _judge(GENERATE_SEED_RUN, templates, tmp_path)
 

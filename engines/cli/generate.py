@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import secrets
 from pathlib import Path
 
 from engines.cli.finishing import add_finish_arguments, finish_settings
@@ -37,6 +36,7 @@ from engines.delivery.guard import default_protected
 from engines.delivery.take import from_result
 from engines.errors import StudioError
 from engines.failures import printable
+from engines.seeds import MAX_VARIATIONS, check_seed_run, random_seed_run
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +45,6 @@ DECODERS = ("same-s", "same-l", "demo")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
 BACKENDS = ("auto", "onnxruntime", "tensorrt")
 CODEC_TIERS = ("canonical", "fp8", "fp8_fast", "legacy", "coarse")  # catalog.TIER_NAMES
-MAX_VARIATIONS = 99
 
 
 _Parser = parser_class("python main.py generate --help")
@@ -115,7 +114,7 @@ def run_generate(args: argparse.Namespace) -> int:
     from engines.constants import DEFAULT_LIMITER_CEILING
     from engines.generator import Generator
     from engines.provenance import init_entry
-    from engines.request import MAX_SEED, GenerationRequest, parse_span
+    from engines.request import GenerationRequest, parse_span
 
     catalog = _catalog(args.models_dir)
     if args.list_models:
@@ -127,6 +126,7 @@ def run_generate(args: argparse.Namespace) -> int:
     if not 1 <= args.variations <= MAX_VARIATIONS:
         raise UsageError(f"--variations {args.variations} is out of range; choose 1 to "
                          f"{MAX_VARIATIONS}.")
+    check_seed_run(args.seed, args.variations)  # the same rule as a sound list's rows
     # Nothing the run reads may be written over: refused now, before any render.
     protected = default_protected((args.init_audio, "the init audio file"))
     out, fmt = check_output(args.out, args.format, protected)
@@ -143,18 +143,17 @@ def run_generate(args: argparse.Namespace) -> int:
         if seconds is not None:
             check_loop_fits(seconds, finishing.loop_seam_s, finishing.loop_method)
     args.labels = labels_from(args)
-    # Taken before anything is written: --out may be the init file itself.
+    # The init file's hash, read once before the renders (the sidecar records it).
     init = init_entry(args.init_audio) if args.init_audio is not None else None
     base_seed = args.seed if args.seed is not None or args.variations == 1 else \
-        secrets.randbelow(MAX_SEED + 1)
+        random_seed_run(args.variations)
     prompt = argument_text(args.prompt, "--prompt")
     negative = argument_text(args.negative_prompt, "--negative-prompt")
     generator = Generator(catalog)  # loaded once for every variation
     try:
         for k, target in enumerate(outs):
-            # The first seed as given (the request refuses one out of range); then onwards,
-            # wrapping past the last seed.
-            seed = base_seed if base_seed is None or k == 0 else (base_seed + k) % (MAX_SEED + 1)
+            # Variation k gets seed + k - 1 (check_seed_run made sure they all fit).
+            seed = base_seed if base_seed is None else base_seed + k
             request = GenerationRequest(
                 prompt=prompt, negative_prompt=negative, model=args.model,
                 decoder=args.decoder, precision=args.precision, codec_tier=args.codec_tier,
