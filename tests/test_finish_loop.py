@@ -201,7 +201,8 @@ def test_loop_stays_seamless_at_48k_only_when_resampled_circularly(takes, genera
 def test_short_takes_and_bad_seams_are_refused_with_a_sentence(takes) -> None:
     request, take = takes["rain"]
     with pytest.raises(RequestError, match=r"^The take is 0\.50 s long; a model loop .* "
-                                           r"use the crossfade loop\.$"):
+                                           r"make it by crossfade instead, or use a longer "
+                                           r"take\.$"):
         loop_request(request, take[:22050], seed=1)
     with pytest.raises(RequestError, match=r"loop seam 0 s is out of range"):
         loop_request(request, take, seam_s=0)
