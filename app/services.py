@@ -140,10 +140,6 @@ class TakeModel(QObject):
         if take is self.current_take():
             self.auditionChanged.emit(take)
 
-    def show_quality(self, take: Take) -> None:
-        """The take's quality badge and its tooltip in the takes list."""
-        self.show_row(take)
-
     def show_row(self, take: Take) -> None:
         """The take's row again: name, details, rating, quality and loop badges."""
         item = self.item_for(take)
@@ -271,7 +267,6 @@ class GpuService(QObject):
         self.host = WorkerHost(self.worker, self) if start else None
         self.batch_id = 0
         self.running = False
-        self.last_request: GenerationRequest | None = None
         self.task_counter = 0
         self.loop_id = 0
         self.loop_running = False
@@ -297,7 +292,6 @@ class GpuService(QObject):
                     reroll_flagged=reroll_flagged)
                 for i, r in enumerate(requests)]
         self.running = True
-        self.last_request = requests[0]
         self.batchStarted.emit(len(requests))
         if self.host is None:
             raise RuntimeError("the GPU worker is not running")

@@ -38,12 +38,6 @@ class TierInfo:
         """"about 1.2x faster decode, audible artifacts" - one line for lists and tooltips."""
         return f"{self.speed}, {self.quality}"
 
-    def as_dict(self) -> dict:
-        """For sidecars and JSON listings."""
-        return {"kind": self.kind, "name": self.name, "label": self.label, "speed": self.speed,
-                "quality": self.quality, "figures": self.figures, "needs_fp8": self.needs_fp8,
-                "default": self.default}
-
 
 PRECISION_INFO: dict[str, TierInfo] = {
     "fp16": TierInfo("precision", "fp16", "fp16mixed (default)", "normal speed",
@@ -104,14 +98,6 @@ def codec_info(decoder: str, tier: str) -> TierInfo:
 def codec_infos(decoder: str) -> list[TierInfo]:
     """Every codec tier of `decoder`, in table order."""
     return [CODEC_INFO[(decoder, tier)] for tier in codec_tiers(decoder)]
-
-
-def describe_take(precision: str, decoder: str, tier: str) -> str:
-    """"fp16mixed DiT, SAME-S canonical codec: normal speed, ..." for a take's details."""
-    dit = precision_info(precision)
-    codec = CODEC_INFO.get((decoder, tier))
-    codec_text = f"{decoder.upper()} {tier} codec" + (f" ({codec.summary})" if codec else "")
-    return f"{dit.label} DiT ({dit.summary}); {codec_text}"
 
 
 def tier_table_lines(decoders: tuple[str, ...] = ("same-s", "same-l", "demo")) -> list[str]:

@@ -76,8 +76,3 @@ def finish_settings(args: argparse.Namespace, data_dir_fn) -> Any | None:
     if fmt is not None:
         changes["format"] = fmt
     return replace(settings, **changes).validate()
-
-
-def wants_finishing(settings) -> bool:
-    """Whether the take's audio changes (a format change alone is only a different writer)."""
-    return settings is not None and not settings.is_identity

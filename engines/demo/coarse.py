@@ -37,11 +37,3 @@ def quantize(g, z: str) -> str:
     return g.op("Where", g.op("Less", magnitude, g.f(FLUSH_BELOW)), g.f(0.0), kept)
 
 
-def quantize_numpy(z: np.ndarray) -> np.ndarray:
-    """The same quantisation in numpy (float32), for tests and for reading the graph."""
-    z = np.asarray(z, np.float32)
-    magnitude = np.maximum(np.abs(z), np.float32(_TINY))
-    octave = np.floor(np.log(magnitude) / np.float32(np.log(2.0)))
-    step = np.float32(2.0) ** (octave - np.float32(MANTISSA_BITS))
-    kept = np.sign(z) * np.round(magnitude / step) * step
-    return np.where(magnitude < np.float32(FLUSH_BELOW), np.float32(0.0), kept).astype(np.float32)

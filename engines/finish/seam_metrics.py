@@ -36,10 +36,6 @@ class SeamTest(NamedTuple):
     def passed(self) -> bool:
         return all(self.wrap[m] <= self.interior_p95[m] for m in METRICS)
 
-    def worst_ratio(self) -> float:
-        """The largest wrap / p95 ratio over the measures (<= 1 passes)."""
-        return max(self.wrap[m] / max(self.interior_p95[m], 1e-12) for m in METRICS)
-
 
 def _frames(audio: np.ndarray) -> np.ndarray:
     audio = np.asarray(audio, dtype=np.float64)
