@@ -5,10 +5,14 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engines.constants import SAMPLE_RATE
+
+if TYPE_CHECKING:
+    from engines.backends.base import GenerationResult
 
 _ids = itertools.count(1)
 
@@ -21,7 +25,7 @@ class Take:
     pcm: np.ndarray  # int16 (N, 2)
     seed: int | None
     model: str  # model key, or "imported" for a file the user brought in
-    result: object | None = None  # GenerationResult for generated takes
+    result: GenerationResult | None = None  # for generated takes
     name: str = ""
     init_path: Path | None = None  # the init audio file this take was made from, if any
     file_path: Path | None = None  # written on first drag/copy and kept

@@ -26,6 +26,7 @@ from engines.delivery.guard import Protected
 from engines.delivery.labels import make_labels
 from engines.delivery.take import Labels
 from engines.errors import Advice, RequestError
+from engines.finish.settings import FinishSettings
 from engines.request import MAX_SEED
 
 HASH_VERSION = 1
@@ -49,7 +50,7 @@ class Take:
     seed_from_earlier: bool  # a random seed an earlier run drew (and recorded) for this take
     file: str  # file name inside the output folder
     params_hash: str
-    finishing: Any  # engines.finish.settings.FinishSettings or None (the raw take)
+    finishing: FinishSettings | None  # None: the raw take
     fmt: str
     earlier: dict | None  # the earlier manifest's entry when the take is skipped, else None
     labels: Labels = field(default_factory=Labels)  # UCS blocks and names for the file

@@ -21,10 +21,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.errors import StudioError
 from engines.request import MAX_SEED, GenerationRequest
+
+if TYPE_CHECKING:
+    from engines.backends.base import GenerationResult
+    from engines.finish.take import FinishedTake
 
 log = logging.getLogger(__name__)
 
@@ -46,8 +50,8 @@ class TakeJob:
 @dataclass
 class Rendered:
     index: int
-    result: Any = None  # GenerationResult (its step latents dropped: nothing downstream reads them)
-    finished: Any = None  # FinishedTake or None
+    result: GenerationResult | None = None  # its step latents dropped: nothing reads them
+    finished: FinishedTake | None = None
     failure: str | None = None
     engine_ms: float = 0.0
     finish_ms: float = 0.0
