@@ -26,6 +26,17 @@ SEED_RANGE = 2**32
 REROLL_LIMIT = 3  # new seeds tried for a flagged take before the last one is kept
 
 
+def cancel_words(backend: str | None) -> str:
+    """The status line when Cancel is pressed, true for the backend running the take (see the
+    progress and cancel contract in engines.backends.base); None when it is not known yet."""
+    if backend == "onnxruntime":
+        return "Cancelling after the current step..."
+    if backend == "tensorrt":
+        return ("Cancelling after the take under way (TensorRT runs a take as one piece and "
+                "cannot stop it part way)...")
+    return "Cancelling after the current step (on TensorRT, after the take under way)..."
+
+
 class GenerationController(QObject):
     libraryChanged = Signal()  # the worker recorded a take in the library
     takeGenerated = Signal(object)  # a new take is in the session and selected
@@ -37,6 +48,11 @@ class GenerationController(QObject):
         self.notifier = notifier
         self.session = session
         self.gpu = gpu
+        # Which backend ran each model set's takes (the window asks for "auto"), so Cancel
+        # can say when it takes effect; the model set of the batch under way, if it is ours.
+        self._backend_of_model: dict[str, str] = {}
+        self._submitted_model: str | None = None
+        self._running_model: str | None = None
         w = view
         w.generate_button.clicked.connect(self.generate)
         w.reroll_button.clicked.connect(self.reroll)
@@ -172,17 +188,21 @@ class GenerationController(QObject):
 
     def submit(self, requests: list[GenerationRequest], reroll_flagged: int = 0) -> None:
         parent_id, source = self.session.init_lineage()
+        self._submitted_model = requests[0].model if requests else None
         self.gpu.submit(requests, parent_id=parent_id, init_source=source,
                         reroll_flagged=reroll_flagged)
 
     def cancel(self) -> None:
         if self.gpu.cancel():
-            self.notifier.status("Cancelling after the current step...")
+            backend = self._backend_of_model.get(self._running_model or "")
+            self.notifier.status(cancel_words(backend))
 
     def roll_dice(self) -> None:
         self.view.seed_edit.setText(str(secrets.randbelow(SEED_RANGE)))
 
     def _batch_started(self, count: int) -> None:
+        # Batches submitted elsewhere (the library's regenerate) leave the model unknown.
+        self._running_model, self._submitted_model = self._submitted_model, None
         self._set_busy(True)
         self.notifier.status(f"Generating {count} take(s)...")
 
@@ -200,6 +220,7 @@ class GenerationController(QObject):
     def _take_ready(self, finished: Finished) -> None:
         result = finished.result
         req = result.request
+        self._backend_of_model[req.model] = result.backend
         init_take = self.session.init_take
         init_path = init_take.init_path if init_take is not None else None
         take = Take(prompt=req.prompt, pcm=result.pcm, seed=result.seed, model=req.model,

@@ -298,7 +298,8 @@ class GpuService(QObject):
         self.host.submit(Batch(self.batch_id, jobs))
 
     def cancel(self) -> bool:
-        """Ask the running batch to stop after its current step; False if none is running."""
+        """Ask the running batch to stop: after the current step on ONNX Runtime, after the take
+        under way on TensorRT (engines.backends.base); False if none is running."""
         if self.running and self.host is not None:
             self.host.cancel()
             return True

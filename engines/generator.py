@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Callable
 
 from engines.backends.base import Backend, CancelFn, GenerationResult, ProgressFn
 from engines.catalog import Availability, Catalog, EngineFiles, get_model_set, normalize_tier
@@ -29,19 +30,31 @@ def _core_key(backend: str, files: EngineFiles) -> tuple:
     return (backend, files.format, files.text_encoder, files.tokenizer, files.dit)
 
 
+MakeBackend = Callable[[str, EngineFiles], Backend]
+"""make_backend(backend name, files) -> a new Backend for that text encoder + DiT."""
+
+
 class Generator:
     """Owns loaded backends (one per text encoder + DiT) so repeated takes skip loading.
+
+    At most `max_loaded` stay loaded; the least recently used goes first, and it is closed
+    before the new one is made, so switching between two large sets never holds both at once
+    when only one fits the limit.
 
     Not thread-safe by design: the GUI calls it only from its one GPU worker thread.
     """
 
     def __init__(self, catalog: Catalog, max_loaded: int = 2,
-                 free_engines_after_use: bool = False) -> None:
-        """free_engines_after_use: small GPUs unload TensorRT engines after every take."""
+                 free_engines_after_use: bool = False,
+                 make_backend: MakeBackend | None = None) -> None:
+        """free_engines_after_use: small GPUs unload TensorRT engines after every take.
+        make_backend: how a backend is made (tests pass fakes); the real ones by default."""
         self.catalog = catalog
         self.free_engines_after_use = free_engines_after_use
+        # Insertion order is recency order: the first key is the least recently used.
         self._backends: dict[tuple, Backend] = {}
-        self._max_loaded = max_loaded
+        self._max_loaded = max(1, max_loaded)
+        self._make_backend = make_backend or self._new_backend
 
     def validate(self, request: GenerationRequest) -> ValidatedRequest:
         return validate_request(request, get_model_set(request.model).max_seconds)
@@ -100,13 +113,14 @@ class Generator:
         files = availability.files
         assert files is not None
         key = _core_key(availability.backend, files)
-        backend = self._backends.get(key)
+        backend = self._backends.pop(key, None)
         if backend is None:
-            backend = self._new_backend(availability.backend, files)
+            # Free first: loading beside the sets it replaces would peak at both.
             while len(self._backends) >= self._max_loaded:
-                _, old = self._backends.popitem()
-                old.close()
-            self._backends[key] = backend
+                oldest = next(iter(self._backends))
+                self._backends.pop(oldest).close()
+            backend = self._make_backend(availability.backend, files)
+        self._backends[key] = backend  # re-inserted: now the most recently used
         backend.use_codec(files)
         return backend
 

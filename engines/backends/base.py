@@ -1,4 +1,28 @@
-"""The backend protocol and the plain data every backend returns."""
+"""The backend protocol and the plain data every backend returns.
+
+Progress and cancel: what each backend reports, and where it looks at cancel.
+
+ONNX Runtime (and any backend driven by engines.pipeline.run_pipeline) runs stage by stage:
+  progress: ("text", 0, 1) and ("text", 1, 1) around the prompt; ("encode", 0, 1) and
+  ("encode", 1, 1) around the init audio (audio-to-audio and inpainting only);
+  ("sample", 0, steps), then ("sample", i, steps) after every step i; ("decode", 0, 1) and
+  ("decode", 1, 1) around the decoder.
+  cancel: before the prompt, before the init audio, after every sampler step and before the
+  decoder: a cancel takes effect after the current step (or stage).
+
+TensorRT enqueues the whole take at once: one CUDA graph replay, or (the first take of a
+shape, then captured and checked; shapes that cannot be captured) every stage eagerly with one
+wait at the end:
+  progress: ("sample", 0, steps) once, just before the take is enqueued; when it is done,
+  ("text", 1, 1), ("encode", 1, 1) (audio-to-audio and inpainting only),
+  ("sample", steps, steps) and ("decode", 1, 1), one after another. No report per step.
+  cancel: before the engines load and again before the take is enqueued, never during it:
+  a launched graph cannot be stopped part way, so a cancel takes effect after the take under
+  way (the caller, e.g. the window's worker, then starts no further take).
+
+Decode-only comparisons (Backend.decode_latents) report nothing and look at no cancel;
+Generator.decode_with_tier looks at cancel once, before decoding.
+"""
 
 from __future__ import annotations
 
@@ -15,9 +39,11 @@ if TYPE_CHECKING:
     from engines.request import ValidatedRequest
 
 ProgressFn = Callable[[str, int, int], None]
-"""progress(stage, done, total): stage is one of STAGES; called at the start and end of each."""
+"""progress(stage, done, total): stage is one of STAGES, done of total units of it. When it
+is called depends on the backend (see the module docstring)."""
 CancelFn = Callable[[], bool]
-"""cancel() -> True when the user asked to stop; checked between steps."""
+"""cancel() -> True when the user asked to stop; a backend that sees it raises
+CancelledError. Where it is looked at depends on the backend (see the module docstring)."""
 
 STAGES = ("text", "encode", "sample", "decode")
 
@@ -67,7 +93,9 @@ class Backend(Protocol):
         ...
 
     def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
-                 cancel: CancelFn | None = None) -> GenerationResult: ...
+                 cancel: CancelFn | None = None) -> GenerationResult:
+        """One take; progress and cancel as the module docstring says for this backend."""
+        ...
 
     def decode_latents(self, latents: np.ndarray, request: ValidatedRequest,
                        files: EngineFiles) -> tuple[np.ndarray, float]:

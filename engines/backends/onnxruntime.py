@@ -164,6 +164,8 @@ class OnnxRuntimeBackend:
     # Backend --------------------------------------------------------------------------------
     def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
                  cancel: CancelFn | None = None) -> GenerationResult:
+        """Stage by stage through run_pipeline: progress after every sampler step, cancel
+        after every step and between stages (engines.backends.base says exactly where)."""
         out = run_pipeline(self, self.tokenizer, request, progress, cancel)
         return GenerationResult(pcm=out.pcm, latents=out.latents, step_latents=out.step_latents,
                                 seed=request.seed, timings_ms=out.timings_ms, backend=self.name,

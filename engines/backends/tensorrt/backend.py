@@ -220,20 +220,31 @@ class TensorRTBackend:
 
     def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
                  cancel: CancelFn | None = None) -> GenerationResult:
+        """One take as one CUDA graph replay (or one eager run of every stage): see the
+        progress and cancel contract in engines.backends.base. Cancel is looked at before the
+        engines load and again before the take is enqueued; once enqueued, the take runs to
+        its end (a launched graph cannot be stopped part way)."""
         report = progress or (lambda stage, done, total: None)
         if cancel is not None and cancel():
             raise CancelledError()
         started = time.perf_counter()
         self._activate()
+        if cancel is not None and cancel():  # loading can take a while: ask again
+            if self.free_engines_after_use:
+                self.close()
+            raise CancelledError()
         warnings: list[str] = []
         inputs = self.inputs_for(request, warnings)
         key = self.key_for(request)
-        report("sample", 0, request.steps)
+        report("sample", 0, request.steps)  # the one report before the graph runs
         scratch = None if self.scratch is None else (self.scratch.ptr, self.scratch.capacity)
         out, path = run_generation(
             self.cache, key, lambda k: GenerationPipeline(k, self.runners, self.kernels,
                                                           self.stream, scratch), inputs)
+        # Every stage ended inside the graph; their ends are told now, in stage order.
         report("text", 1, 1)
+        if request.mode != "t2a":
+            report("encode", 1, 1)
         report("sample", request.steps, request.steps)
         report("decode", 1, 1)
         wall = (time.perf_counter() - started) * 1e3
