@@ -1,7 +1,7 @@
 """File > Render sound list...: a CSV or JSON sound list rendered into a folder on the GPU
-worker (app.batch_run: the same files, sidecars and manifest.json as `python main.py batch`),
-with a progress bar and Cancel in the status bar, each finished take added to the session and
-the library, and every problem one sentence.
+worker (app.batch_run: the batch session of `python main.py batch`, so the same files,
+sidecars and manifest.json), with a progress bar and Cancel in the status bar, each finished
+take added to the session and the library, and every problem one sentence.
 
 The worker reports from its own thread through this controller's private signals, which Qt
 queues onto the GUI thread: the window never waits for a take.
@@ -16,9 +16,10 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.batch_run import ListRequest, ListSummary, TakeMade, check_request, render_list
+from app.batch_run import ListRequest, TakeMade, check_request, render_list
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
+from engines.batch.session import BatchSummary
 from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.errors import StudioError
 from engines.failures import shown
@@ -31,7 +32,7 @@ PROBLEMS_SHOWN = 3  # bad rows repeated with the final summary; the manifest has
 
 class BatchController(QObject):
     libraryChanged = Signal()  # takes were kept in the library
-    listFinished = Signal(object)  # ListSummary, or None when the list could not be rendered
+    listFinished = Signal(object)  # BatchSummary, or None when the list could not be rendered
     # from the worker thread (queued onto the GUI thread)
     _said = Signal(str, str)  # kind, sentence
     _started = Signal(int, int, str)  # position, total, file
@@ -125,7 +126,7 @@ class BatchController(QObject):
         return True
 
     def _run(self, request: ListRequest, generator, cancel: threading.Event,
-             display=None) -> ListSummary:
+             display=None) -> BatchSummary:
         """On the worker thread."""
         return render_list(request, generator, cancel, _Relay(self), display)
 
@@ -172,7 +173,7 @@ class BatchController(QObject):
         if made.library_id is not None and not self._refresh.isActive():
             self._refresh.start()
 
-    def _list_done(self, job_id: int, summary: ListSummary) -> None:
+    def _list_done(self, job_id: int, summary: BatchSummary) -> None:
         if job_id != self.job_id:
             return
         self._finish()
@@ -243,7 +244,7 @@ class _Relay:
             log.info("a sound list event had no window to go to", exc_info=True)
 
 
-def _summary(summary: ListSummary) -> str:
+def _summary(summary: BatchSummary) -> str:
     counts = summary.counts
     where = shown(summary.manifest)
     if summary.cancelled:

@@ -9,6 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from engines.errors import StudioError
+from engines.models.selftest import run_selftest
 
 BUILD = "build"
 SELFTEST = "selftest"
@@ -61,9 +62,9 @@ class ModelsGpuTasks(QObject):
                     f"newer); this one is {gpu.major}.{gpu.minor}: build fp16.")
 
         def task(report, cancel):
-            from engines.models import builder
+            from engines.models import build_plan, builder
 
-            specs = builder.plan_builds(models, [set_key], gpu.sm, precision)
+            specs = build_plan.plan_builds(models, [set_key], gpu.sm, precision)
             if not specs:
                 raise StudioError(f"No ONNX graphs for {set_key} were found; download them "
                                   f"first (Backend: ONNX graphs, under Advanced options).")
@@ -83,9 +84,7 @@ class ModelsGpuTasks(QObject):
             return refusal
 
         def task(report, cancel):
-            from engines.cli.models import run_selftest
-
-            timings = run_selftest(models, catalog, report)
+            timings = run_selftest(models, catalog, lambda name: report(f"building {name}"))
             return (f"Self-test passed: engines built in {timings['build_s']} s, first take "
                     f"{timings['first_ms']} ms, then {timings['replay_ms']} ms per take.")
 

@@ -113,7 +113,7 @@ class GpuWorker(QObject):
     rerolled = Signal(object)  # Reroll
     loopDone = Signal(int, object)  # job, engines.finish.loop.LoopResult
     loopFailed = Signal(int, str)  # job, one sentence
-    listDone = Signal(int, object)  # list job, its summary (app.batch_run.ListSummary)
+    listDone = Signal(int, object)  # list job, its summary (engines.batch.session.BatchSummary)
     listFailed = Signal(int, str)  # list job, one sentence
 
     def __init__(self, make_generator: Callable[[], object],

@@ -313,9 +313,7 @@ def test_the_estimate_says_where_its_figure_comes_from(tmp_path: Path):
 
 
 def test_tensorrt_gets_one_worker_per_gpu_by_default(tmp_path: Path, monkeypatch):
-    import argparse
-
-    from engines.cli.batch import _workers
+    from engines.batch.session import choose_workers
     from engines.models.inventory import default_catalog
 
     monkeypatch.setattr(gpu_probe, "_driver_module", lambda: FakeCudaDriver(H200, count=2))
@@ -329,5 +327,4 @@ def test_tensorrt_gets_one_worker_per_gpu_by_default(tmp_path: Path, monkeypatch
         plan = make_plan(sound_list, tmp_path / "out", template="{name}_{n:02}",
                          defaults=RowDefaults(model="sm-sfx", backend=backend),
                          finishing_for=no_finishing, earlier=[], force=False)
-        args = argparse.Namespace(jobs=jobs)
-        assert _workers(args, catalog, plan) == expected, backend
+        assert choose_workers(catalog, plan, jobs) == expected, backend

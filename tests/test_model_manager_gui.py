@@ -203,17 +203,17 @@ def test_cancel_before_the_file_list_arrives_downloads_nothing(qtbot, sfx_hub, m
 
 def test_one_button_on_an_h200_downloads_then_runs_the_selftest(
         qtbot, hub, monkeypatch, tmp_path, h200_gpu):  # noqa: F811
-    import engines.cli.models as cli_models
+    import app.models_gpu_tasks as gpu_tasks
 
     with_tensorrt(monkeypatch, PUBLISHED_TENSORRT)
     ran = []
 
-    def selftest(models, catalog, report):
+    def selftest(models, catalog, on_build):
         ran.append(catalog.gpu.sm)
-        report("building the self-test engines")
+        on_build("dit_fp32.trt")
         return {"build_s": 1.0, "first_ms": 40.0, "replay_ms": 2.0, "path": "replay"}
 
-    monkeypatch.setattr(cli_models, "run_selftest", selftest)
+    monkeypatch.setattr(gpu_tasks, "run_selftest", selftest)
     monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home4"))
     win, dialog = open_dialog(qtbot)
     try:

@@ -131,7 +131,7 @@ def test_selftest_builds_the_demo_and_needs_a_replay(tmp_path, monkeypatch):
     import numpy as np
 
     import engines.backends.tensorrt.backend as trt_backend
-    from engines.cli.models import run_selftest
+    from engines.models.selftest import run_selftest
     from tests import fake_tensorrt
 
     fake_tensorrt.install(monkeypatch)
@@ -160,7 +160,7 @@ def test_selftest_builds_the_demo_and_needs_a_replay(tmp_path, monkeypatch):
 
     monkeypatch.setattr(trt_backend, "TensorRTBackend", StubBackend)
     catalog = Catalog(tmp_path, gpu=GpuInfo("H200", 9, 0), tensorrt_version="10.15.1.29")
-    timings = run_selftest(tmp_path, catalog, report=lambda text: None)
+    timings = run_selftest(tmp_path, catalog, on_build=lambda name: None)
     assert timings["path"] == "replay" and timings["replay_ms"] == 12.5
     built = sorted(p.name for p in (tmp_path / "sm_90" / "demo").iterdir())
     assert built == ["dec.trt", "dit_fp32.trt", "enc.trt", "t5gemma.trt"]

@@ -17,5 +17,7 @@ Split by job:
     progress    a progress bar on a terminal, plain lines otherwise
     estimate    the time a plan will take, for --dry-run
     runner      the loop: dispatch, collect, write, record; Ctrl+C stops after the current take
-    command     the argparse parser and main(argv)
+    resume      what an earlier run made, verified before it is skipped
+    session     the whole batch composed once, for both front ends (engines/cli/batch.py and
+                app/batch_run.py): plan, output folder, render
 """

@@ -9,14 +9,26 @@ from __future__ import annotations
 
 import argparse
 import copy
+import shutil
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from engines.batch.estimate import estimate, take_seconds
 from engines.batch.items import RowDefaults
-from engines.batch.plan import Plan
+from engines.batch.plan import MANIFEST_NAME, Plan
+from engines.batch.progress import Progress
+from engines.batch.session import (
+    BatchEvents,
+    BatchOptions,
+    BatchSession,
+    BatchSummary,
+    choose_workers,
+)
 from engines.cli.finishing import add_finish_arguments, finish_settings
 from engines.cli.labels import add_label_arguments, labels_from
+from engines.cli.output import _probe_writable
 from engines.cli.support import (
     EXIT_CANCELLED,
     EXIT_FAILED,
@@ -24,11 +36,14 @@ from engines.cli.support import (
     UsageError,
     parser_class,
     run_command,
-    warn,
 )
+from engines.delivery.names import DEFAULT_TEMPLATE, check_template
 from engines.errors import RequestError
-from engines.failures import printable, sentence, shown
-from engines.paths import library_path
+from engines.failures import printable, shown
+from engines.finish.settings import FinishSettings
+from engines.models.inventory import default_catalog, human_size
+from engines.paths import data_dir
+from engines.request import default_seconds_help
 
 MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
@@ -42,8 +57,6 @@ _Parser = parser_class("python main.py batch --help")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engines.delivery.names import DEFAULT_TEMPLATE
-
     p = _Parser(prog="python main.py batch",
                 description="Render every sound of a list into a folder: a file and a JSON "
                             "sidecar per take, DIR/manifest.json, and every take in the library. "
@@ -63,8 +76,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="codec tier for rows that give none: " + ", ".join(CODEC_TIERS)
                         + " (default: canonical; `models list` shows speed and quality)")
     p.add_argument("--steps", type=int, default=8, help="for rows that give none (default 8)")
-    from engines.request import default_seconds_help  # lazy: numpy and the catalog
-
     p.add_argument("--seconds", type=float, help=f"for rows that give none (default by model: "
                    f"{default_seconds_help()}; or the init audio's length)")
     p.add_argument("--backend", default="auto", choices=BACKENDS)
@@ -91,43 +102,31 @@ def main(argv: list[str]) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from engines.batch.manifest import read_earlier
-    from engines.batch.plan import make_plan
-    from engines.batch.sound_list import ListError, read_list
-    from engines.models.inventory import default_catalog
-
     out = _checked_arguments(args)
-    try:
-        sound_list = read_list(args.list)
-    except ListError as exc:
-        raise UsageError(str(exc)) from None
-    if sound_list.unknown_keys:
-        warn(f"The list has columns this command does not know, which are ignored: "
-             f"{', '.join(sound_list.unknown_keys)}.")
-    earlier, problem = read_earlier(out) if out.is_dir() else ([], None)
-    if problem:
-        warn(problem)
-    earlier = _trusted(out, earlier, args.force)
+    labels = labels_from(args)  # an unknown CatID is refused before anything is read
     defaults = RowDefaults(model=args.model, precision=args.precision,
                            codec_tier=args.codec_tier, seconds=args.seconds,
                            steps=args.steps, backend=args.backend)
-    args.labels = labels_from(args)  # an unknown CatID is refused before anything is read
-    plan = make_plan(sound_list, out, template=args.name, defaults=defaults,
-                     finishing_for=_finishing_for(args), earlier=earlier, force=args.force,
-                     library_root=library_path(), labels=args.labels)
-    for item in plan.problems:
-        warn_line("error", item.reason)
+    options = BatchOptions(args.list, out, template=args.name, defaults=defaults,
+                           finishing_for=_finishing_for(args), labels=labels,
+                           keep_in_library=not args.no_library, force=args.force)
+    session = BatchSession(options, _Terminal())
+    plan = session.plan()
     catalog = default_catalog(args.models_dir)
-    jobs, cuda_devices = _workers(args, catalog, plan)
+    jobs, cuda_devices = choose_workers(catalog, plan, args.jobs)
     if args.dry_run:
-        return _print_plan(plan, earlier, jobs)
-    _prepare_folder(out, plan)
-    return _render(args, out, sound_list.path, plan, catalog, jobs, cuda_devices)
+        return _print_plan(plan, session.earlier, jobs)
+    session.make_folder(_check_writable)
+    skipped = len(plan.takes) - len(plan.to_render)
+    if skipped:
+        print(f"skipping {skipped} take(s) already made with the same parameters (--force "
+              "renders them again).", flush=True)
+    summary = session.render(catalog=catalog, jobs=jobs, cuda_devices=cuda_devices,
+                             models_dir=args.models_dir)
+    return _report(summary)
 
 
 def _checked_arguments(args: argparse.Namespace) -> Path:
-    from engines.delivery.names import check_template
-
     if args.out is None:
         raise UsageError("--out is required; give the folder to write the takes to, e.g. "
                          "--out sounds/.")
@@ -146,49 +145,10 @@ def _checked_arguments(args: argparse.Namespace) -> Path:
     return args.out
 
 
-def _trusted(out: Path, earlier: list[dict], force: bool) -> list[dict]:
-    """The earlier run's takes, those whose files do not check out marked to render again."""
-    from engines.batch.resume import verified
-
-    if force or not earlier:
-        return earlier
-    earlier, doubtful = verified(out, earlier)
-    if doubtful:
-        warn(f"{doubtful} take(s) the manifest lists as made are missing, damaged or not the "
-             "takes it describes; they are rendered again.")
-    return earlier
-
-
-def _prepare_folder(out: Path, plan: Plan) -> None:
-    """Create --out and make sure takes can be written there before any is rendered; a
-    folder made here is removed again when it is refused."""
-    created = not out.exists()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(sentence(f"Could not create the folder {shown(out)}", exc)) from exc
-    try:
-        _check_writable(out, plan)
-    except UsageError:
-        if created:
-            try:
-                out.rmdir()
-            except OSError:
-                pass
-        raise
-
-
 def _check_writable(out: Path, plan: Plan) -> None:
     """A read-only or protected folder is found by a probe file, as generate's --out is; a
     full drive by its free space, against the smallest take (a drive that fills up later
     fails the takes it cannot hold, and says so)."""
-    import shutil
-
-    from engines.batch.estimate import take_seconds
-    from engines.batch.plan import MANIFEST_NAME
-    from engines.cli.output import _probe_writable
-    from engines.models.inventory import human_size
-
     takes = plan.to_render
     _probe_writable(out / (takes[0].file if takes else MANIFEST_NAME))
     needed = MIN_ROOM + min((int(take_seconds(t) * BYTES_PER_SECOND) for t in takes), default=0)
@@ -206,9 +166,6 @@ def _finishing_for(args: argparse.Namespace):
     """finishing_for(row preset, row loop) -> (FinishSettings or None, format): the command's
     finishing flags with the row's preset as the starting point (flags still win, as in
     `generate`) and the row's loop on top. RequestError when refused."""
-    from engines.finish.settings import FinishSettings
-    from engines.paths import data_dir
-
     cache: dict[tuple, tuple[Any, str]] = {}
 
     def finishing_for(preset: str | None, loop: bool | None,
@@ -235,91 +192,28 @@ def _finishing_for(args: argparse.Namespace):
     return finishing_for
 
 
-def _workers(args: argparse.Namespace, catalog: Any, plan: Plan) -> tuple[int, list]:
-    """(worker count, CUDA_VISIBLE_DEVICES per worker)."""
-    from engines.batch.devices import cuda_devices_per_worker, uses_tensorrt, visible_gpu_count
-
-    specs = [take.spec for take in plan.to_render]
-    tensorrt = bool(specs) and uses_tensorrt(catalog, specs)
-    gpus = visible_gpu_count() if tensorrt else 0
-    jobs = args.jobs if args.jobs is not None else (gpus if gpus > 1 else 1)
-    jobs = max(1, min(jobs, len(specs)))
-    return jobs, cuda_devices_per_worker(jobs, gpus if tensorrt else 0)
-
-
-def _render(args: argparse.Namespace, out: Path, list_path: Path, plan: Plan, catalog: Any,
-            jobs: int, cuda_devices: list) -> int:
-    from engines.batch.devices import engine_key, unavailable
-    from engines.batch.keeping import LibraryKeeper
-    from engines.batch.manifest import Manifest, header_for
-    from engines.batch.output import TakeWriter
-    from engines.batch.progress import Progress
-    from engines.batch.runner import StopRequest, run_batch
-    from engines.batch.workers import InlineRenderer, WorkerPool
-
-    to_render = plan.to_render
-    skipped = len(plan.takes) - len(to_render)
-    if skipped:
-        print(f"skipping {skipped} take(s) already made with the same parameters (--force "
-              "renders them again).", flush=True)
-    reasons = unavailable(catalog, [take.spec for take in to_render])
-    cannot_run = {t.index: reasons[engine_key(t.spec)] for t in to_render
-                  if engine_key(t.spec) in reasons}
-    header = header_for(list_path, out, {"name_template": args.name, "jobs": jobs,
-                                         "library": not args.no_library, "force": args.force})
-    manifest = Manifest.for_plan(out, header, plan.entries)
-    progress = Progress(len(to_render))
-    keeper = LibraryKeeper(not args.no_library, lambda m: progress.say("warning", m))
-    try:
-        with StopRequest(progress) as stop:
-            if len(cannot_run) == len(to_render):
-                renderer: Any = _NothingToRender()
-            elif jobs == 1:
-                renderer = InlineRenderer(args.models_dir, catalog)
-            else:
-                renderer = WorkerPool(jobs, args.models_dir, cuda_devices)
-            writer = TakeWriter(out, list_path, keeper)
-            outcome = run_batch(plan, manifest, renderer, writer, progress, stop, cannot_run)
-    finally:
-        progress.close()
-        keeper.close()
-    return _report(manifest, outcome, len(plan.entries))
-
-
-class _NothingToRender:
-    """The renderer when every take is skipped or cannot run: no engine is loaded."""
-
-    def has_room(self) -> bool:
-        return False
-
-    def close(self, wait: bool = True) -> None:
-        pass
-
-
-def _report(manifest: Any, outcome: Any, items: int) -> int:
-    counts = manifest.counts()
-    rate = counts["ok"] / outcome.wall_s if outcome.wall_s > 0 else 0.0
+def _report(summary: BatchSummary) -> int:
+    counts = summary.counts
+    rate = counts["ok"] / summary.wall_s if summary.wall_s > 0 else 0.0
     print(printable(f"done: {counts['ok']} rendered, {counts['skipped']} skipped, "
                     f"{counts['failed']} failed, {counts['pending']} not rendered; "
-                    f"{outcome.audio_seconds:.1f} s of audio in {outcome.wall_s:.1f} s "
-                    f"({rate:.2f} takes/s); manifest: {manifest.path}"), flush=True)
-    if outcome.manifest_error:  # said when it happened (engines.batch.runner): not twice
+                    f"{summary.audio_seconds:.1f} s of audio in {summary.wall_s:.1f} s "
+                    f"({rate:.2f} takes/s); manifest: {summary.manifest}"), flush=True)
+    if summary.manifest_error:  # said when it happened (engines.batch.runner): not twice
         return EXIT_FAILED
-    if outcome.cancelled:
+    if summary.cancelled:
         warn_line("cancelled", f"stopped after the current take; {counts['pending']} take(s) "
                                "are not rendered yet: run the same command again to continue.")
         return EXIT_CANCELLED
     if counts["failed"]:
-        warn_line("error", f"{counts['failed']} of {items} item(s) failed (see above and the "
-                           "manifest); fix them and run the command again: the takes already "
-                           "made are skipped.")
+        warn_line("error", f"{counts['failed']} of {summary.items} item(s) failed (see above "
+                           "and the manifest); fix them and run the command again: the takes "
+                           "already made are skipped.")
         return EXIT_FAILED
     return EXIT_OK
 
 
 def _print_plan(plan: Plan, earlier: list[dict], jobs: int) -> int:
-    from engines.batch.estimate import estimate, take_seconds
-
     for take in plan.takes:
         seed = ("random" if take.seed_was_random and not take.seed_from_earlier
                 else str(take.seed))
@@ -339,12 +233,36 @@ def _print_plan(plan: Plan, earlier: list[dict], jobs: int) -> int:
 
 def warn_line(kind: str, message: object) -> None:
     """An `error: ...` or `cancelled: ...` line on stderr, printable whatever it holds."""
-    import sys
-
     try:
         print(f"{kind}: {printable(message)}", file=sys.stderr, flush=True)
     except (OSError, ValueError):  # a closed stderr: the manifest still says it
         pass
+
+
+class _Terminal(BatchEvents):
+    """The session told on the terminal: warnings and errors as `kind: ...` lines on stderr,
+    through the progress bar (or one plain line per take) while the takes render."""
+
+    def __init__(self) -> None:
+        self._progress: Progress | None = None
+
+    def say(self, kind: str, message: object) -> None:
+        if self._progress is not None:
+            self._progress.say(kind, message)
+        else:
+            warn_line(kind, message)
+
+    def begin(self, total: int) -> None:
+        self._progress = Progress(total)
+
+    def take_done(self, file: str, status: str, seconds: float) -> None:
+        if self._progress is not None:
+            self._progress.take_done(file, status, seconds)
+
+    def end(self) -> None:
+        if self._progress is not None:
+            self._progress.close()
+            self._progress = None
 
 
 __all__ = ["build_parser", "main", "run"]
