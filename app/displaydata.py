@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.widgets.spectrogram import prepare_spectrogram
-from app.widgets.waveform import prepare_waveform
+from app.widgets.wave_data import prepare_waveform
 
 
 def prepare_display(pcm) -> dict:

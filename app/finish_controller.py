@@ -15,23 +15,15 @@ from dataclasses import replace
 from functools import partial
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QInputDialog
 
 from app.finish_audition import WrapAudition
 from app.finish_jobs import BackgroundJobs, Outcome
 from app.finish_loop import LoopMaker
-from app.finish_presets import (
-    delete_named_preset,
-    load_template,
-    preset_names,
-    save_panel_preset,
-    store_template,
-)
+from app.finish_preset_picker import RAW, PresetPicker
 from app.finish_render import figures, prewarm_loudness, raw_audio, readout, render
 from app.services import GpuService, Notifier, TakeModel, UnavailableLibrary
 from app.takes import Take
 from app.widgets.finish_handles import FinishHandles
-from engines import paths
 from engines.constants import SAMPLE_RATE
 from engines.finish.settings import FinishSettings
 
@@ -39,7 +31,6 @@ log = logging.getLogger(__name__)
 
 RENDER_DELAY_MS = 150  # a spin box being stepped or typed in renders once it settles
 EDGE_S = 1e-3  # a trim handle this close to the take's edge means "no manual point"
-RAW = "Raw"
 # The raw readout waits until the new take is drawn: measuring it at once competes with the
 # GUI thread for the GIL just when the window paints the take (bench/bench_gui_stall.py).
 FIGURES_DELAY_MS = 250
@@ -72,28 +63,23 @@ class FinishController(QObject):
         self._raw_figures: dict[int, tuple] = {}
         self._measuring: set[int] = set()  # take ids whose raw figures are being measured
         self._marks = (0.0, 0.0)  # the kept part (s) the trim handles show
-        self.last_preset = RAW  # the preset chosen last; remembered by app.window_state
         self._timer = QTimer(self, singleShot=True, interval=RENDER_DELAY_MS)
         self._timer.timeout.connect(self.apply_now)
         self.audition = WrapAudition(view, notifier, session, player, self)
+        self.presets = PresetPicker(view, panel, notifier, self.apply_now,
+                                    lambda: self.current() is not None)
         panel.edited.connect(self._timer.start)
-        panel.preset_combo.activated.connect(self._preset_chosen)
-        panel.save_preset_button.clicked.connect(self._ask_preset_name)
-        panel.delete_preset_button.clicked.connect(self.delete_current_preset)
         panel.reset_trim_button.clicked.connect(self.reset_trim_points)
         panel.loop_button.clicked.connect(lambda _checked: self.apply_now())
         panel.remake_loop_button.clicked.connect(self.remake_loop)
         panel.hear_wrap_button.clicked.connect(self.hear_wrap)
         panel.ab_button.toggled.connect(self._ab_toggled)
-        panel.template_edit.editingFinished.connect(self._template_edited)
         self.handles.moved.connect(self._handle_moved)
         view.takes_list.currentItemChanged.connect(self._take_selected)
         session.auditionChanged.connect(lambda _take: self._update_handles())
         self.jobs.done.connect(self._job_done)
         self.loops.made.connect(self._loop_made)
         self.loops.failed.connect(self._loop_failed)
-        self.refresh_presets(RAW)
-        panel.template_edit.setText(load_template(notifier))
         self._show(None)
         QTimer.singleShot(PREWARM_DELAY_MS, self, self._prewarm)
 
@@ -360,59 +346,22 @@ class FinishController(QObject):
         self.panel.ab_button.setChecked(True)  # the player now holds the finished loop
         self.audition.start()
 
-    # ------------------------------------------------------------------ presets and names
-    def refresh_presets(self, current: str | None) -> None:
-        self.panel.set_presets(preset_names(self.notifier), current)
-
-    def _preset_chosen(self, index: int) -> None:
-        self.choose_preset(self.panel.preset_combo.itemText(index))
+    # ------------------------------------------------------------------ presets (PresetPicker)
+    @property
+    def last_preset(self) -> str:
+        return self.presets.last_preset
 
     def choose_preset(self, name: str) -> None:
-        """Fill the panel from the preset `name` and finish the selected take with it."""
-        from engines.finish.presets import get_preset
-
-        try:
-            settings = get_preset(paths.data_dir(), name)
-        except Exception as exc:  # noqa: BLE001 - one sentence
-            self.notifier.failed(f"Could not use the preset {name!r}", exc)
-            return
-        self.panel.set_settings(settings)
-        self.panel.show_preset(name)
-        self.last_preset = name
-        self.apply_now()
+        self.presets.choose(name)
 
     def offer_preset(self, name: str) -> bool:
-        """Show `name` (the preset chosen last time) until a take is selected; a preset that
-        no longer exists is not offered."""
-        if self.panel.preset_combo.findText(name) < 0:
-            return False
-        self.last_preset = name
-        if self.current() is None:
-            self.panel.show_preset(name)
-        return True
-
-    def _ask_preset_name(self) -> None:
-        name, ok = QInputDialog.getText(self.view, "Save preset", "Name of the new preset:")
-        if ok and name.strip():
-            self.save_preset_as(name)
+        return self.presets.offer(name)
 
     def save_preset_as(self, name: str) -> str | None:
-        stored = save_panel_preset(self.notifier, name, self.panel.settings())
-        if stored is not None:
-            self.refresh_presets(stored)
-            self.last_preset = stored
-            self.panel.set_hidden(preset=stored)
-            self.apply_now()
-        return stored
+        return self.presets.save_as(name)
 
     def delete_current_preset(self) -> None:
-        name = self.panel.preset_combo.currentText()
-        if delete_named_preset(self.notifier, name):
-            self.refresh_presets(RAW)
-
-    def _template_edited(self) -> None:
-        edit = self.panel.template_edit
-        edit.setText(store_template(self.notifier, edit.text()))
+        self.presets.delete_current()
 
     def shutdown(self) -> None:
         self._timer.stop()

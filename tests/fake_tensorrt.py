@@ -1163,8 +1163,8 @@ class Builder:
 
 def install(monkeypatch: Any) -> types.ModuleType:
     """Make `import tensorrt` give this fake for one test, with default settings and a fresh
-    process-wide runtime in engines.backends.tensorrt.engine."""
-    from engines.backends.tensorrt import engine as engine_module
+    process-wide runtime in engines.backends.tensorrt.runtime."""
+    from engines.backends.tensorrt import runtime as runtime_module
 
     module = sys.modules[__name__]
     monkeypatch.setitem(sys.modules, "tensorrt", module)
@@ -1174,5 +1174,5 @@ def install(monkeypatch: Any) -> types.ModuleType:
     monkeypatch.setattr(module, "FAIL_ENQUEUE", False)
     monkeypatch.setattr(module, "FAIL_BUILD", None)
     monkeypatch.setattr(module, "STATE", _State())
-    monkeypatch.setattr(engine_module, "_shared", None)
+    monkeypatch.setattr(runtime_module, "_shared", None)
     return module

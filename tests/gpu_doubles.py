@@ -12,8 +12,8 @@ import dataclasses
 
 import numpy as np
 
-from engines.backends.tensorrt.engine import TensorSpec
 from engines.backends.tensorrt.pipeline_data import Runners
+from engines.backends.tensorrt.tensor_spec import TensorSpec
 from engines.constants import LATENT_CHANNELS as C
 from engines.constants import SAMPLES_PER_LATENT as HOP
 from engines.constants import TEXT_HIDDEN as D

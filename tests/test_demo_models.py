@@ -11,7 +11,8 @@ import pytest
 
 from engines import demo
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT, TEXT_HIDDEN, TEXT_TOKENS
-from engines.demo import graphs
+from engines.demo.dft import DFT_LENGTH, dft
+from engines.demo.graph_builder import OPSET, GraphBuilder, f32_info
 from engines.demo.recipes import build_vocabulary
 from engines.tokenizer import PromptTokenizer
 from tests.demo_support import band_profile, similarity
@@ -88,7 +89,7 @@ def test_graphs_use_only_operators_tensorrt_imports(demo_dir: Path, name: str) -
     onnx.checker.check_model(model, full_check=True)
     # ONNX Runtime in some environments refuses newer IR versions: the pin stays.
     assert model.ir_version == 8
-    assert [(o.domain, o.version) for o in model.opset_import] == [("", graphs.OPSET)]
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", OPSET)]
     used = {node.op_type for node in model.graph.node}
     assert used <= TENSORRT_ONNX_OPS, sorted(used - TENSORRT_ONNX_OPS)
     assert all(node.domain in ("", "ai.onnx") for node in model.graph.node)
@@ -99,16 +100,16 @@ def test_graphs_use_only_operators_tensorrt_imports(demo_dir: Path, name: str) -
                           (SAMPLES_PER_LATENT, 2 * SAMPLES_PER_LATENT, True)])
 def test_factored_dft_matches_an_fft(inputs: int, outputs: int, inverse: bool) -> None:
     """The codec's MatMul DFT agrees with a float64 FFT to float32 rounding."""
-    length = graphs.DFT_LENGTH
+    length = DFT_LENGTH
     rng = np.random.default_rng(5)
     x = (rng.standard_normal((3, inputs)) + 1j * rng.standard_normal((3, inputs)))
     x = x.astype(np.complex64)
-    g = graphs.GraphBuilder("dft")
-    re, im = graphs._dft(g, ("re", "im"), inputs, outputs, inverse)
+    g = GraphBuilder("dft")
+    re, im = dft(g, ("re", "im"), inputs, outputs, inverse)
     g.op("Identity", re, out="y_re")
     g.op("Identity", im, out="y_im")
-    model = g.model([graphs._f32("re", [3, inputs]), graphs._f32("im", [3, inputs])],
-                    [graphs._f32("y_re", [3, outputs]), graphs._f32("y_im", [3, outputs])], "dft")
+    model = g.model([f32_info("re", [3, inputs]), f32_info("im", [3, inputs])],
+                    [f32_info("y_re", [3, outputs]), f32_info("y_im", [3, outputs])], "dft")
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     y_re, y_im = session.run(None, {"re": x.real.copy(), "im": x.imag.copy()})
     padded = np.pad(x.astype(np.complex128), ((0, 0), (0, length - inputs)))

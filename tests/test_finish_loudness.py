@@ -12,7 +12,7 @@ import pyloudnorm
 import pytest
 from scipy import signal
 
-from engines.finish import loudness
+from engines.finish import loudness, normalization, true_peak
 
 FS = 44100
 
@@ -119,7 +119,7 @@ def test_quarter_rate_sine_at_45_degrees_peaks_3_db_between_samples():
     # Samples of sin(pi/2 n + pi/4) are all +-0.707: the sample peak reads -3.01 dBFS while
     # the waveform between them reaches 1.0 (0 dBTP).
     audio = stereo_sine(FS / 4, 1.0, 1.0, phase=np.pi / 4)
-    assert loudness.to_db(loudness.sample_peak(audio)) == pytest.approx(-3.01, abs=0.01)
+    assert loudness.to_db(true_peak.sample_peak(audio)) == pytest.approx(-3.01, abs=0.01)
     assert loudness.true_peak_dbtp(audio) == pytest.approx(0.0, abs=0.2)
 
 
@@ -151,7 +151,7 @@ def test_true_peak_of_band_limited_noise_matches_oracle():
 def annex_peak_by_convolution(audio: np.ndarray) -> float:
     """The Annex 2 filter applied the slow, obvious way: each phase convolved in full."""
     peaks = [np.abs(np.convolve(audio[:, c].astype(np.float64), phase)).max()
-             for c in range(audio.shape[1]) for phase in loudness.ANNEX2_PHASES]
+             for c in range(audio.shape[1]) for phase in true_peak.ANNEX2_PHASES]
     return max(max(peaks), float(np.abs(audio).max()))
 
 
@@ -162,15 +162,15 @@ def test_lazy_true_peak_equals_full_oversampling():
     burst = slice(13 * FS, 13 * FS + 3000)
     audio[burst] = stereo_sine(FS / 4, 0.9, 3000 / FS, phase=np.pi / 4)[:3000]
     audio[7 * FS] = [0.5, -0.6]
-    assert loudness.true_peak(audio) == pytest.approx(annex_peak_by_convolution(audio),
+    assert true_peak.true_peak(audio) == pytest.approx(annex_peak_by_convolution(audio),
                                                       rel=1e-5)
-    assert loudness.true_peak(audio) > 0.85  # found the inter-sample peak of the burst
+    assert true_peak.true_peak(audio) > 0.85  # found the inter-sample peak of the burst
 
 
 def test_true_peak_of_silence_is_none_and_frame_peaks_agree():
     assert loudness.true_peak_dbtp(np.zeros((1000, 2), np.float32)) is None
     audio = take_like(2.0, 9)
-    assert loudness.frame_true_peaks(audio).max() == pytest.approx(loudness.true_peak(audio),
+    assert true_peak.frame_true_peaks(audio).max() == pytest.approx(true_peak.true_peak(audio),
                                                                    rel=1e-6)
 
 
@@ -178,20 +178,20 @@ def test_true_peak_of_tiny_takes():
     rng = np.random.default_rng(3)
     for n in (1, 5, 12, 13, 5000):
         audio = np.full((n, 2), 0.5, np.float32)
-        assert loudness.true_peak(audio) >= 0.5
-        assert loudness.true_peak(audio, circular=True) >= 0.5
+        assert true_peak.true_peak(audio) >= 0.5
+        assert true_peak.true_peak(audio, circular=True) >= 0.5
         # Channels wrap on their own: a loop and its mirror image read the same.
         mono = rng.uniform(-0.5, 0.5, (n, 1)).astype(np.float32)
         stereo = np.hstack([mono, -mono])
-        assert loudness.true_peak(stereo, circular=True) == pytest.approx(
-            loudness.true_peak(mono, circular=True), rel=1e-6)
+        assert true_peak.true_peak(stereo, circular=True) == pytest.approx(
+            true_peak.true_peak(mono, circular=True), rel=1e-6)
 
 
 def test_measure_side_by_side_equals_one_by_one():
     audio = take_like(4.0, 13)
     lufs, peak = loudness.measure(audio, FS)
     assert lufs == loudness.integrated_loudness(audio, FS)
-    assert peak == loudness.true_peak(audio)
+    assert peak == true_peak.true_peak(audio)
 
 
 # -------------------------------------------------------------------------------------------
@@ -215,7 +215,7 @@ def loud_take(seconds: float = 12.0) -> np.ndarray:
 
 def test_limit_mode_reaches_target_under_ceiling():
     audio = loud_take()
-    out, report = loudness.normalize(audio, FS, -14.0, -1.0, mode="limit")
+    out, report = normalization.normalize(audio, FS, -14.0, -1.0, mode="limit")
     assert report.limited and report.action == "limited"
     assert report.limiter_reduction_db > 0
     measured = loudness.integrated_loudness(out, FS)
@@ -230,7 +230,7 @@ def test_limit_mode_reaches_target_under_ceiling():
 def test_limit_mode_leaves_audio_far_from_peaks_alone():
     audio = stereo_sine(220.0, 0.1, 6.0)
     audio[3 * FS] = 0.9  # one click, three seconds in
-    out, report = loudness.normalize(audio, FS, None, -6.0, mode="limit")
+    out, report = normalization.normalize(audio, FS, None, -6.0, mode="limit")
     assert report.limited
     early = slice(0, 3 * FS - 1000)  # long before the click: untouched
     np.testing.assert_allclose(out[early], audio[early], atol=1e-6)
@@ -240,7 +240,7 @@ def test_limit_mode_leaves_audio_far_from_peaks_alone():
 
 def test_reduce_mode_puts_peak_at_ceiling_and_reports_the_shortfall():
     audio = loud_take()
-    out, report = loudness.normalize(audio, FS, -14.0, -1.0, mode="reduce")
+    out, report = normalization.normalize(audio, FS, -14.0, -1.0, mode="reduce")
     assert report.reduced and not report.limited
     assert loudness.true_peak_dbtp(out) == pytest.approx(-1.0, abs=0.01)
     measured = loudness.integrated_loudness(out, FS)
@@ -251,7 +251,7 @@ def test_reduce_mode_puts_peak_at_ceiling_and_reports_the_shortfall():
 
 def test_gain_only_when_the_ceiling_allows():
     audio = take_like(10.0, 11) * np.float32(0.1)
-    out, report = loudness.normalize(audio, FS, -23.0, -1.0)
+    out, report = normalization.normalize(audio, FS, -23.0, -1.0)
     assert report.action == "gain"
     assert loudness.integrated_loudness(out, FS) == pytest.approx(-23.0, abs=0.01)
     assert report.gain_db == pytest.approx(-23.0 - report.loudness_before_lufs)
@@ -259,7 +259,7 @@ def test_gain_only_when_the_ceiling_allows():
 
 def test_short_audio_gets_peak_handling_only():
     audio = stereo_sine(1000.0, 1.2, 0.2)  # over full scale, too short to measure
-    out, report = loudness.normalize(audio, FS, -18.0, -1.0, mode="limit")
+    out, report = normalization.normalize(audio, FS, -18.0, -1.0, mode="limit")
     assert report.loudness_before_lufs is None and report.loudness_after_lufs is None
     assert "shorter than 0.4 s" in report.notes[0]
     assert math.isfinite(report.gain_db)
@@ -268,14 +268,14 @@ def test_short_audio_gets_peak_handling_only():
 
 def test_silence_is_never_given_nan_gain():
     silence = np.zeros((FS, 2), np.float32)
-    out, report = loudness.normalize(silence, FS, -18.0, -1.0)
+    out, report = normalization.normalize(silence, FS, -18.0, -1.0)
     assert report.gain_db == 0.0 and report.action == "none"
     assert np.all(out == 0)
     assert "silence" in report.notes[0]
 
 
 def test_report_to_dict_is_plain():
-    _, report = loudness.normalize(take_like(3.0), FS, -20.0, -1.0)
+    _, report = normalization.normalize(take_like(3.0), FS, -20.0, -1.0)
     data = report.to_dict()
     assert {"limited", "reduced", "gain_db", "loudness_before_lufs"} <= set(data)
     assert all(isinstance(v, (int, float, str, bool, list, type(None))) for v in data.values())

@@ -78,8 +78,9 @@ def test_a_short_spectrogram_keeps_its_frequency_title_whole(qtbot):
 
 def test_plots_before_the_first_take_show_seconds_and_kilohertz(qtbot):
     from app.widgets.latent_view import LatentView
+    from app.widgets.plot_axes import EMPTY_SECONDS
     from app.widgets.spectrogram import SpectrogramView
-    from app.widgets.waveform import EMPTY_SECONDS, WaveformView
+    from app.widgets.waveform import WaveformView
 
     spectrogram, waveform, latents = SpectrogramView(), WaveformView(), LatentView()
     for view in (spectrogram, waveform, latents):

@@ -17,8 +17,8 @@ from engines.errors import ModelUnavailableError
 from engines.request import GenerationRequest, validate_request
 
 L_SAMPLES = 4096
-# Pinned as engines/demo/graphs.py pins the demo: left unset, the installed onnx stamps its newest
-# IR version, which an older installed ONNX Runtime refuses to load.
+# Pinned as engines/demo/graph_builder.py pins the demo: left unset, the installed onnx stamps its
+# newest IR version, which an older installed ONNX Runtime refuses to load.
 ONNX_IR_VERSION = 8
 ONNX_OPSET = 17
 

@@ -13,13 +13,11 @@ from pathlib import Path
 import pytest
 
 from engines.backends.tensorrt.context import TrtContext
-from engines.backends.tensorrt.engine import (
-    DTYPES,
-    EngineError,
-    EngineRunner,
-    TensorSpec,
-    TrtEngine,
-)
+from engines.backends.tensorrt.engine import TrtEngine
+from engines.backends.tensorrt.engine_error import EngineError
+from engines.backends.tensorrt.runners import EngineRunner
+from engines.backends.tensorrt.runtime import make_logger
+from engines.backends.tensorrt.tensor_spec import DTYPES, TensorSpec
 from engines.errors import BackendError
 from tests import fake_tensorrt
 from tests.fake_tensorrt import make_engine_bytes
@@ -492,8 +490,6 @@ def test_one_runtime_per_process_with_a_collecting_ilogger(tmp_path: Path, trt) 
 
 
 def test_caller_runtime_and_logger_are_used(tmp_path: Path, trt) -> None:
-    from engines.backends.tensorrt.engine import make_logger
-
     logger = make_logger(trt)
     runtime = trt.Runtime(logger)
     path = _write(tmp_path, _dit_io(), sm="sm_120")

@@ -36,18 +36,12 @@ from onnx import TensorProto, helper
 rtx = pytest.importorskip("tensorrt_rtx")
 
 from engines import demo  # noqa: E402  (after the skip: nothing below runs without tensorrt_rtx)
-from engines.backends.tensorrt import engine as engine_module  # noqa: E402
-from engines.backends.tensorrt.engine import make_logger  # noqa: E402
-from engines.demo import graphs  # noqa: E402
+from engines.backends.tensorrt import runtime as runtime_module  # noqa: E402
+from engines.backends.tensorrt.runtime import make_logger  # noqa: E402
+from engines.demo.graph_builder import OPSET  # noqa: E402
 from engines.errors import BackendError  # noqa: E402
-from engines.models.builder import (  # noqa: E402
-    BuildCancelled,
-    BuildError,
-    BuildSpec,
-    build_engine,
-    default_profiles,
-    plan_builds,
-)
+from engines.models.build_plan import BuildSpec, default_profiles, plan_builds  # noqa: E402
+from engines.models.builder import BuildCancelled, BuildError, build_engine  # noqa: E402
 from tests import fake_tensorrt  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -225,7 +219,7 @@ class _RtxAsTensorRT10(types.ModuleType):
 def _install_rtx_as_tensorrt_10(monkeypatch: pytest.MonkeyPatch) -> Any:
     module = _RtxAsTensorRT10()
     monkeypatch.setitem(sys.modules, "tensorrt", module)
-    monkeypatch.setattr(engine_module, "_shared", None)  # no runtime of another module
+    monkeypatch.setattr(runtime_module, "_shared", None)  # no runtime of another module
     return module
 
 
@@ -293,10 +287,10 @@ def _io(network: Any) -> tuple[list, list]:
 
 def _save(path: Path, nodes: list, inputs: list, outputs: list, *, initializers: tuple = (),
           rules: dict | None = None, domains: tuple[str, ...] = ()) -> Path:
-    """An ONNX file pinned the way engines/demo/graphs.py pins them (ir_version 8, opset 17),
+    """An ONNX file pinned the way engines/demo/graph_builder.py pins them (ir_version 8, opset 17),
     checked by onnx when it uses standard ops only (so a parser refusal is TensorRT's)."""
     graph = helper.make_graph(nodes, path.stem, inputs, outputs, list(initializers))
-    opsets = [helper.make_opsetid("", graphs.OPSET)]
+    opsets = [helper.make_opsetid("", OPSET)]
     opsets += [helper.make_opsetid(domain, 1) for domain in domains]
     model = helper.make_model(graph, opset_imports=opsets)
     model.ir_version = 8

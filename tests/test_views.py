@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.widgets.peaks import PeakPyramid, column_block, peak_envelope
-from app.widgets.waveform import snap_spans
+from app.widgets.wave_data import snap_spans
 from engines.constants import SAMPLE_RATE, SAMPLES_PER_LATENT
 
 GRID_S = SAMPLES_PER_LATENT / SAMPLE_RATE

@@ -7,7 +7,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtWidgets import QLabel, QSlider, QVBoxLayout, QWidget
 
-from app.widgets.waveform import EMPTY_SECONDS, plain_axis_label
+from app.widgets.plot_axes import EMPTY_SECONDS, plain_axis_label
 from engines.constants import LATENT_CHANNELS, SAMPLE_RATE, SAMPLES_PER_LATENT
 
 COLORMAP = "CET-D1"  # diverging: latents are signed, zero sits in the middle

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.gui_words import for_window
+from app.remedy_words import MODELS, for_window
 from app.widgets.models_advanced import wrapped
 from app.widgets.tier_widgets import pick_words
 from engines.catalog import BACKEND_LABELS
@@ -108,9 +108,9 @@ class InstalledPage(QWidget):
     def fill(self, machine_lines: list[str], entries: list[InstalledSet],
              roots: tuple[Path, ...], catalog=None) -> None:
         """`catalog` (engines.catalog.Catalog) says what each set's defaults would pick."""
-        self.machine_label.setText("\n".join(for_window(line) for line in machine_lines))
+        self.machine_label.setText("\n".join(for_window(line, MODELS) for line in machine_lines))
         self.tree.clear()
-        self.picks = ({entry.label: pick_words(catalog, entry.model) for entry in entries}
+        self.picks = ({entry.label: pick_words(catalog, entry.model, MODELS) for entry in entries}
                       if catalog is not None else {})
         self.pick_label.setText(PICK_HINT)
         for entry in entries:
@@ -121,7 +121,7 @@ class InstalledPage(QWidget):
                 top.addChild(_item(_short(path, roots), human_size(size), str(path)))
             for where, state in entry.runnable.items():
                 top.addChild(_item(where_words(where),
-                                   "Ready" if state == "ready" else for_window(state)))
+                                   "Ready" if state == "ready" else for_window(state, MODELS)))
             self.tree.addTopLevelItem(top)
 
     def top_texts(self) -> list[str]:

@@ -19,7 +19,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QObject, QRectF, Signal
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-from app.widgets.waveform import EMPTY_SECONDS, INT16_SCALE, plain_axis_label
+from app.widgets.plot_axes import EMPTY_SECONDS, plain_axis_label
+from app.widgets.wave_data import INT16_SCALE
 from engines.constants import SAMPLE_RATE
 
 FULL_FREQUENCY_TITLE = "Frequency (kHz)"

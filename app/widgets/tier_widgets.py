@@ -1,7 +1,7 @@
 """The speed and quality tier widgets of the main window (issue 14): the codec tier combo with
 a word-wrapped line under the choices that says what the chosen precision and tier cost and
 give, and the "Compare tiers" button of the takes panel; and the words the window uses for
-tiers (the entry a request leaves to the default rule, engine sentences without flags).
+tiers (the entry a request leaves to the default rule, engine sentences in the window's words).
 app.tier_combos fills the combos and app.tier_compare runs the comparison.
 
 They live here rather than in app.main_window, which holds the rest of the layout, so that
@@ -9,27 +9,22 @@ module stays small."""
 
 from __future__ import annotations
 
-import re
-
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGridLayout, QLabel, QPushButton
 
-from app.gui_words import for_window
+from app.remedy_words import MAIN, for_window
 from app.theme import icon
 from app.widgets.fitting import FullNameCombo
 
 DEFAULT_ROLE = Qt.ItemDataRole.UserRole + 30  # True on the entry the default rule picks
-# default_pick offers the other tiers as "ask with --precision fp8"; the window's words for
-# the flag itself (app.gui_words) then read "choose fp8 in Precision".
-_ASK_WITH = re.compile(r"\bask with (--[\w-]+)")
 
 
-def tier_words(text: str) -> str:
-    """An engine sentence about tiers in the window's words (no command-line flags)."""
-    return for_window(_ASK_WITH.sub(r"choose \1", str(text)))
+def tier_words(text: str, here: str = MAIN) -> str:
+    """An engine sentence about tiers in the window's words (app.remedy_words)."""
+    return for_window(text, here)
 
 
-def pick_words(catalog, model: str) -> str:
+def pick_words(catalog, model: str, here: str = MAIN) -> str:
     """What Generate would use for `model` with every choice left at its default, and why
     (engines.tier_choice.default_pick), in the window's words."""
     from engines.tier_choice import default_pick
@@ -39,8 +34,8 @@ def pick_words(catalog, model: str) -> str:
     except Exception as exc:  # noqa: BLE001 - a courtesy line, never a failure
         return f"What would be used could not be worked out ({type(exc).__name__})."
     if not answer.runnable:  # the catalog's own sentence: what is missing, how to get it
-        return tier_words(reason)
-    return f"Generate would use {tier_words(reason)}"
+        return tier_words(reason, here)
+    return f"Generate would use {tier_words(reason, here)}"
 
 
 def chosen(combo: QComboBox) -> str | None:

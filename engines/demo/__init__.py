@@ -71,18 +71,20 @@ def ensure_demo_models(models_root: Path) -> Path:
     folder = demo_dir(models_root)
     if is_current(models_root):
         return folder
-    from engines.demo import graphs
+    from engines.demo.codec_graphs import decoder_model, encoder_model
+    from engines.demo.dit_graph import dit_model
     from engines.demo.recipes import build_tokenizer_json, build_vocabulary
+    from engines.demo.text_encoder_graph import text_encoder_model
 
     log.info("building the demo model set in %s", folder)
     folder.mkdir(parents=True, exist_ok=True)
     vocab = build_vocabulary()
     models = {
-        TEXT_ENCODER_FILE: graphs.text_encoder_model(vocab.embeddings, vocab.bigrams),
-        DIT_FILE: graphs.dit_model(),
-        ENCODER_FILE: graphs.encoder_model(),
-        DECODER_FILE: graphs.decoder_model(),
-        DECODER_COARSE_FILE: graphs.decoder_model(coarse=True),
+        TEXT_ENCODER_FILE: text_encoder_model(vocab.embeddings, vocab.bigrams),
+        DIT_FILE: dit_model(),
+        ENCODER_FILE: encoder_model(),
+        DECODER_FILE: decoder_model(),
+        DECODER_COARSE_FILE: decoder_model(coarse=True),
     }
     for name, model in models.items():
         _write_atomic(folder / name, model.SerializeToString(deterministic=True))

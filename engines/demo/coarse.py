@@ -9,7 +9,7 @@ very small float format) and coefficients below FLUSH_BELOW are flushed to zero.
 audibly rougher (a grainier spectrum, quiet partials gone), which is what a listener should hear
 when comparing it with the canonical demo tier.
 
-Only operators TensorRT's ONNX parser imports are used (see graphs.py), and the arithmetic is
+Only operators TensorRT's ONNX parser imports are used (see graph_builder.py), and the arithmetic is
 exact in float32 for the values it produces, so the tier decodes the same on every backend.
 """
 
@@ -27,7 +27,7 @@ DESCRIPTION = ("Demo tier (procedural, not Stable Audio 3): the demo decoder wit
 
 
 def quantize(g, z: str) -> str:
-    """`z` (any shape) quantised as described above; `g` is graphs.GraphBuilder."""
+    """`z` (any shape) quantised as described above; `g` is a GraphBuilder."""
     magnitude = g.op("Max", g.op("Abs", z), g.f(_TINY))
     # floor(log2|z|) gives the octave; the step inside it is 2^(octave - bits).
     octave = g.op("Floor", g.div(g.op("Log", magnitude), g.f(float(np.log(2.0)))))

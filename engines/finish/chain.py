@@ -33,6 +33,7 @@ from engines.constants import SAMPLE_RATE
 from engines.errors import RequestError
 from engines.finish import delivery, loudness
 from engines.finish.fades import apply_fades
+from engines.finish.normalization import normalize
 from engines.finish.settings import FinishSettings
 from engines.finish.trim import padded_span, sound_span, trim_points
 
@@ -80,8 +81,8 @@ def finish(audio: np.ndarray, settings: FinishSettings,
     final: tuple[float | None, float | None] | None = None  # (LUFS, dBTP) once measured
     if settings.loudness_lufs is not None or ceiling_dbtp is not None:
         mode = "reduce" if settings.loop else settings.peak_mode
-        x, step = loudness.normalize(x, rate, settings.loudness_lufs, ceiling_dbtp,
-                                     mode=mode, circular=settings.loop)
+        x, step = normalize(x, rate, settings.loudness_lufs, ceiling_dbtp,
+                            mode=mode, circular=settings.loop)
         report["loudness"] = step.to_dict()
         report["notes"].extend(step.notes)
         if settings.loudness_lufs is not None and step.loudness_before_lufs is None:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from engines.constants import SAMPLE_RATE
-from engines.finish.loudness import true_peak
 from engines.finish.trim import sound_span
+from engines.finish.true_peak import true_peak
 
 SILENT_DBFS = -80.0  # nothing louder than this anywhere: nothing anyone would hear
 CLIP_LEVEL = 0.999  # a sample this close to full scale ...

@@ -16,7 +16,8 @@ and sha256 match the listing is renamed into place (same folder tree, so the ren
 This module runs the transfer: one file after another, retries, progress and cancelling. The
 other jobs have modules of their own, and their names callers use are importable from here too:
 `download_plan` (the listing, the plan, the disk-space check), `hub_http` (HEAD and GET, with
-the token kept on the hub's own origin), `download_files` (partial files, verifying, placing),
+the token kept on the hub's own origin), `hub_transport` (the HTTP library and its timeouts),
+`download_files` (partial files, verifying, placing),
 `hub_token` (reading and storing the token), `download_errors` (failures as one sentence).
 """
 
@@ -53,25 +54,27 @@ from engines.models.download_plan import (
 )
 from engines.models.hub_files import RemoteFile
 from engines.models.hub_http import (
-    CONNECT_TIMEOUT_S,
     DEFAULT_ENDPOINT,
     LIBRARY_NAME,
     MAX_REDIRECTS,
-    READ_TIMEOUT_S,
     REQUEST_RETRY_WAITS_S,
-    TIMEOUT_ENV,
     check_status,
     full_length,
     get_stream,
     head_file,
-    httpx_module,
     hub_endpoint,
     origin,
     resumes_at,
     retryable,
-    timeouts,
 )
 from engines.models.hub_token import KEYRING_SERVICE, KEYRING_USER, resolve_token, store_token
+from engines.models.hub_transport import (
+    CONNECT_TIMEOUT_S,
+    READ_TIMEOUT_S,
+    TIMEOUT_ENV,
+    httpx_module,
+    timeouts,
+)
 
 __all__ = [
     "CHUNK_SIZE", "CONNECT_TIMEOUT_S", "DEFAULT_ENDPOINT", "DISK_MARGIN", "KEYRING_SERVICE",

@@ -14,12 +14,18 @@ import ssl
 from http import HTTPStatus
 from urllib.parse import urlparse
 
-from engines.errors import CancelledError, StudioError
+from engines.errors import CancelledError, Remedy, StudioError, join
 from engines.failures import printable, reason
+from engines.models.hub_transport import httpx_module, timeouts
 
 log = logging.getLogger(__name__)
 
-TOKEN_HINT = "python main.py models token or HF_TOKEN"
+TOKEN_HINT = Remedy.command("models token")  # or HF_TOKEN in the environment
+
+
+def _token(before: str) -> str:
+    """`before` and "(how to give a token)." as one sentence."""
+    return join(before, "(", TOKEN_HINT, " or HF_TOKEN).")
 
 
 class DownloadError(StudioError):
@@ -60,8 +66,6 @@ def hub_failures() -> tuple[type[BaseException], ...]:
     """What talking to a hub can raise besides DownloadError: the HTTP library's errors,
     huggingface_hub's (OSError subclasses), our HubAnswerError, and ValueError for text that is
     not UTF-8 or JSON. Everything else is a bug and keeps its traceback."""
-    from engines.models.hub_http import httpx_module
-
     httpx = httpx_module()
     return httpx.HTTPError, httpx.InvalidURL, HubAnswerError, OSError, ValueError
 
@@ -101,13 +105,13 @@ def _status_sentence(status: int, *, repo: str, what: str, token: str | None,
     page = f"https://huggingface.co/{repo}"
     if status == 401:
         if token:
-            return DownloadError(f"The hub refused the Hugging Face token (invalid or expired); "
-                                 f"give a new one ({TOKEN_HINT}).")
-        return DownloadError(f"The hub at {endpoint} asks for a Hugging Face token for {what}; "
-                             f"accept the licence at {page} and give a token ({TOKEN_HINT}).")
+            return DownloadError(_token("The hub refused the Hugging Face token (invalid or "
+                                        "expired); give a new one "))
+        return DownloadError(_token(f"The hub at {endpoint} asks for a Hugging Face token for "
+                                    f"{what}; accept the licence at {page} and give a token "))
     if status == 403:
-        return DownloadError(f"The hub at {endpoint} refused access to {what} (HTTP 403); "
-                             f"check that your token may read {repo} ({TOKEN_HINT}).")
+        return DownloadError(_token(f"The hub at {endpoint} refused access to {what} (HTTP "
+                                    f"403); check that your token may read {repo} "))
     if status == 404:
         return DownloadError(f"The hub at {endpoint} answered HTTP 404 (not found) for {what}; "
                              f"check HF_ENDPOINT, or list the files again and retry.")
@@ -127,8 +131,6 @@ def _phrase(status: int) -> str:
 
 def _transport_sentence(exc: BaseException, *, what: str, endpoint: str) -> DownloadError | None:
     """Failures of the connection itself, as a sentence; None for anything else."""
-    from engines.models.hub_http import httpx_module, timeouts
-
     httpx = httpx_module()
     connect_s, read_s = timeouts()
     if isinstance(exc, httpx.ConnectTimeout):
@@ -196,9 +198,9 @@ def _hub_error(exc: BaseException, *, repo: str, what: str, token: str | None,
                              "download models.")
     if isinstance(exc, GatedRepoError):
         if not token:
-            return DownloadError(f"{repo} needs a Hugging Face token: accept the licence at "
-                                 f"{page} and give a token ({TOKEN_HINT}).")
-        return DownloadError(f"Accept the licence at {page} and give a token ({TOKEN_HINT}).")
+            return DownloadError(_token(f"{repo} needs a Hugging Face token: accept the licence "
+                                        f"at {page} and give a token "))
+        return DownloadError(_token(f"Accept the licence at {page} and give a token "))
     status = None
     if isinstance(exc, HfHubHTTPError) and exc.response is not None:
         status = exc.response.status_code
@@ -215,9 +217,9 @@ def _hub_error(exc: BaseException, *, repo: str, what: str, token: str | None,
                              f"from it.")
     if isinstance(exc, RepositoryNotFoundError):
         if not token:
-            return DownloadError(f"{repo} was not found at {endpoint}, or it needs a token: "
-                                 f"accept the licence at {page} and give a token "
-                                 f"({TOKEN_HINT}).")
+            return DownloadError(_token(f"{repo} was not found at {endpoint}, or it needs a "
+                                        f"token: accept the licence at {page} and give a "
+                                        f"token "))
         return DownloadError(f"{repo} was not found at {endpoint}, or this token has no access "
                              f"to it; check the token and HF_ENDPOINT.")
     if status is not None:

@@ -25,10 +25,10 @@ from engines.catalog import (
     TEXT_ENCODER_STEMS,
     TEXT_ENCODER_SUBDIR,
     TOKENIZER_NAME,
-    download_command,
+    download_remedy,
     normalize_precision,
 )
-from engines.errors import ModelUnavailableError, RequestError
+from engines.errors import ModelUnavailableError, Remedy, RequestError, join
 
 REPO = "stabilityai/stable-audio-3-optimized"
 TOKENIZER_FALLBACK_REPO = "google/t5gemma-b-b-ul2"
@@ -275,9 +275,10 @@ def plan_files(
             published = ", ".join(archs) or "none"
             first = next(k for k in keys if k != TEXT_ENCODER_SET) if len(keys) > 1 else "medium"
             raise ModelUnavailableError(
-                f"The hub has no TensorRT engines for {arch} (published: {published}); download "
-                f"the ONNX files with `{download_command(first, 'onnxruntime')}` and build "
-                f"engines for this GPU.")
+                join(f"The hub has no TensorRT engines for {arch} (published: {published}); "
+                     f"download the ONNX files with ", download_remedy(first, "onnxruntime"),
+                     " and build engines for this GPU with ", Remedy.command("models build", first),
+                     "."))
     pick = _Picker(listing, fmt, arch)
     for key in keys:
         if key == TEXT_ENCODER_SET:

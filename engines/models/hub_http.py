@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import os
 import re
 import time
@@ -35,15 +34,12 @@ from engines.models.download_errors import (
     NotHubAnswer,
     quiet_hub_logging,
 )
+from engines.models.hub_transport import httpx_module, timeouts
 
 log = logging.getLogger(__name__)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 LIBRARY_NAME = "sa3-studio"
-# Seconds; $SA3_STUDIO_HUB_TIMEOUT sets both (tests use a fraction of a second).
-TIMEOUT_ENV = "SA3_STUDIO_HUB_TIMEOUT"
-CONNECT_TIMEOUT_S = 10.0
-READ_TIMEOUT_S = 60.0
 MAX_REDIRECTS = 10
 # Waits before retrying a request that got no answer (refused, reset) or a busy one; short,
 # because a hub that is down stays down for longer than a user wants to watch a terminal.
@@ -74,28 +70,6 @@ def hub_endpoint() -> str:
         raise DownloadError(f"HF_ENDPOINT '{printable(value)}' is not a web address like "
                             f"{DEFAULT_ENDPOINT}; fix it or unset it.")
     return endpoint
-
-
-def httpx_module() -> Any:
-    """The HTTP library huggingface_hub's session is built on (httpx2 in 2.x, httpx in 1.x)."""
-    try:
-        import httpx2
-    except ImportError:  # pragma: no cover - huggingface_hub 1.x
-        import httpx as httpx2
-    return httpx2
-
-
-def timeouts() -> tuple[float, float]:
-    """(connect, read) timeouts in seconds: $SA3_STUDIO_HUB_TIMEOUT for both when it is a
-    number from 0 to 3600, else CONNECT_TIMEOUT_S and READ_TIMEOUT_S."""
-    text = os.environ.get(TIMEOUT_ENV, "").strip()
-    try:
-        value = float(text) if text else math.nan
-    except ValueError:
-        value = math.nan
-    if 0 < value <= 3600:
-        return value, value
-    return CONNECT_TIMEOUT_S, READ_TIMEOUT_S
 
 
 def _timeout() -> Any:

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines.backends.tensorrt import version as trt_version
+from engines.backends.tensorrt.engine_paths import is_jit_codec, jit_engine_refusal
 from engines.catalog import DECODERS, MODEL_SETS, Catalog
+from engines.errors import Remedy, join
 from engines.gpu import GpuInfo, probe_gpu, tensorrt_version
 from engines.settings import read_settings, update_settings
 
@@ -178,11 +180,10 @@ def engines_on_disk(catalog: Catalog) -> list[EngineBuild]:
 def tensorrt_fit_lines(engines: list[EngineBuild], installed: str | None) -> list[str]:
     """Plain sentences: which TensorRT the engine files on disk need, whether the `installed`
     one loads them, and what to do when it does not."""
-    from engines.backends.tensorrt.engine import is_jit_codec, jit_engine_refusal
-
     if not engines:
-        return ["No engine files yet; download them with `python main.py models download <set>` "
-                "or build them from ONNX with `python main.py models build <set>`."]
+        return [join("No engine files yet; download them with ",
+                     Remedy.command("models download", "<set>"), " or build them from ONNX with ",
+                     Remedy.command("models build", "<set>"), ".")]
     # JIT SAME-L engines are never loaded, whatever TensorRT is installed: say so instead.
     lines = [jit_engine_refusal(e.path) for e in engines if is_jit_codec(e.path)]
     groups: dict[tuple[str, bool], list[EngineBuild]] = {}
@@ -207,7 +208,7 @@ def _fit_sentence(version: str, from_header: bool, group: list[EngineBuild],
     if installed and trt_version.same_release(version, installed):
         return f"{what}: {built}; {they} {loads} in the installed TensorRT {installed}."
     here = f"TensorRT {installed} is installed" if installed else "TensorRT is not installed"
-    fixes = []
+    fixes: list[object] = []
     if trt_version.same_release(version, trt_version.PUBLISHED_ENGINES_TENSORRT):
         fixes.append(f"install TensorRT {trt_version.PUBLISHED_ENGINES_TENSORRT} with "
                      f"`{trt_version.install_command()}`")
@@ -215,9 +216,10 @@ def _fit_sentence(version: str, from_header: bool, group: list[EngineBuild],
         fixes.append(f"install TensorRT {version}")
     if installed and trt_version.unsupported_reason(installed) is None:
         sets = " ".join(_sets_using(folders)) or "<set>"
-        fixes.append(f"rebuild {them} from the ONNX files with `python main.py models build "
-                     f"{sets}`")
-    return f"{what}: {built}, but {here}, so {they} will not load; {', or '.join(fixes)}."
+        fixes.append(join(f"rebuild {them} from the ONNX files with ",
+                          Remedy.command("models build", *sets.split())))
+    listed = [part for fix in fixes for part in (", or ", fix)][1:]
+    return join(f"{what}: {built}, but {here}, so {they} will not load; ", *listed, ".")
 
 
 def _sets_using(folders: list[str]) -> list[str]:

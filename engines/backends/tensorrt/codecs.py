@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engines.backends.tensorrt.engine import EngineRunner
+from engines.backends.tensorrt.runners import EngineRunner
 from engines.catalog import EngineFiles
 
 DEFAULT_CODECS = 2  # the tier in use and one to compare it with

@@ -15,9 +15,10 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from engines.backends.tensorrt.engine import EngineError, TensorSpec, as_shape, fmt_shape
+from engines.backends.tensorrt.engine_error import EngineError
+from engines.backends.tensorrt.tensor_spec import TensorSpec, as_shape, fmt_shape
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engine makes its contexts, so only its type is needed here
     from engines.backends.tensorrt.engine import TrtEngine
 
 log = logging.getLogger(__name__)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engines.backends.tensorrt.engine import ContextRunner, EngineRunner
+from engines.backends.tensorrt.runners import ContextRunner, EngineRunner
 
 
 @dataclass(frozen=True)

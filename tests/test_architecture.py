@@ -1,0 +1,228 @@
+"""Architecture contracts of the house (DESIGN.md, issue 21), read from the source with ast so
+they hold for code no test happens to import:
+
+- no import circle among the modules of app/ and engines/, counting module-level and
+  function-level imports alike (a function-level import only hides a circle, it does not break
+  it); imports under `if TYPE_CHECKING:` do not count, they never run;
+- engines.cli is a front end like app/: no module outside it imports it;
+- no module in app/ or engines/ over MAX_LINES lines.
+
+That engines/ never imports Qt or sounddevice is checked in test_layering.py.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("app", "engines")
+MAX_LINES = 400
+
+
+@dataclass(frozen=True)
+class ProjectImport:
+    """One import of a project module by another, as written in the source."""
+
+    importer: str
+    imported: str
+    line: int
+    in_function: bool
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO_ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@cache
+def _sources() -> dict[str, Path]:
+    """Dotted module name -> file, for every module of app/ and engines/."""
+    return {_module_name(path): path
+            for package in PACKAGES for path in sorted((REPO_ROOT / package).rglob("*.py"))}
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _resolve(name: str, modules: dict[str, Path]) -> str | None:
+    """The project module `name` names: itself, or the nearest package above it (a name
+    imported from a module, `from engines.x import y`, is resolved by the caller first)."""
+    while name:
+        if name in modules:
+            return name
+        name = name.rpartition(".")[0]
+    return None
+
+
+def _targets(node: ast.Import | ast.ImportFrom, importer: str, is_package: bool,
+             modules: dict[str, Path]) -> set[str]:
+    """The project modules one import statement loads (`from pkg import sub` loads pkg.sub
+    when sub is a module; otherwise the module the names come from)."""
+    found: set[str] = set()
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            target = _resolve(alias.name, modules)
+            if target is not None:
+                found.add(target)
+        return found
+    base = node.module or ""
+    if node.level:
+        package = importer if is_package else importer.rpartition(".")[0]
+        for _ in range(node.level - 1):
+            package = package.rpartition(".")[0]
+        base = f"{package}.{base}" if base else package
+    for alias in node.names:
+        # _resolve walks up: a name that is not a submodule resolves to the module it is from
+        target = _resolve(f"{base}.{alias.name}", modules) if base else None
+        if target is not None:
+            found.add(target)
+    return found
+
+
+def _walk(node: ast.AST, in_function: bool, found: list[tuple[ast.AST, bool]]) -> None:
+    """Every import statement under node with whether it runs inside a function, leaving out
+    the bodies of `if TYPE_CHECKING:` (their `else:` still runs)."""
+    for child in ast.iter_child_nodes(node):
+        _walk_one(child, in_function, found)
+
+
+def _walk_one(node: ast.AST, in_function: bool, found: list[tuple[ast.AST, bool]]) -> None:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        found.append((node, in_function))
+        return
+    if isinstance(node, ast.If) and _is_type_checking(node.test):
+        for other in node.orelse:
+            _walk_one(other, in_function, found)
+        return
+    inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+    _walk(node, inner, found)
+
+
+@cache
+def project_imports() -> tuple[ProjectImport, ...]:
+    modules = _sources()
+    edges: list[ProjectImport] = []
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        statements: list[tuple[ast.AST, bool]] = []
+        _walk(tree, False, statements)
+        for node, in_function in statements:
+            assert isinstance(node, (ast.Import, ast.ImportFrom))
+            for target in sorted(_targets(node, name, path.name == "__init__.py", modules)):
+                if target != name:
+                    edges.append(ProjectImport(name, target, node.lineno, in_function))
+    return tuple(edges)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {name: set() for name in _sources()}
+    for edge in project_imports():
+        graph[edge.importer].add(edge.imported)
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        components.append(sorted(component))
+    return components
+
+
+def _describe(component: list[str]) -> str:
+    members = set(component)
+    lines = [f"  circle of {len(component)} modules:"]
+    for edge in project_imports():
+        if edge.importer in members and edge.imported in members:
+            where = "in a function" if edge.in_function else "at module level"
+            lines.append(f"    {edge.importer}:{edge.line} -> {edge.imported} ({where})")
+    return "\n".join(lines)
+
+
+def test_the_import_graph_is_read() -> None:
+    # Guards the checks below against passing on an empty or misread graph.
+    edges = project_imports()
+    assert len(_sources()) > 100
+    assert any(e.importer == "app.main_window" and e.imported.startswith("app.") for e in edges)
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _circles(graph) == [["a", "b", "c"]]
+
+
+def test_function_level_imports_of_project_modules_are_counted(capsys) -> None:
+    # The issue wants fewer than 20; printed, not asserted, until the rest of issue 21 lands.
+    inner = [edge for edge in project_imports() if edge.in_function]
+    with capsys.disabled():
+        print(f"\nfunction-level imports of project modules: {len(inner)} "
+              f"(engines {sum(e.importer.startswith('engines') for e in inner)}, "
+              f"app {sum(e.importer.startswith('app') for e in inner)})")
+
+
+def test_no_import_circles_in_app_or_engines() -> None:
+    circles = _circles(_import_graph())
+    assert not circles, "import circles (module-level and function-level imports):\n" + \
+        "\n".join(_describe(component) for component in circles)
+
+
+def test_nothing_outside_engines_cli_imports_it() -> None:
+    offenders = sorted(
+        f"{edge.importer}:{edge.line} -> {edge.imported}"
+        for edge in project_imports()
+        if (edge.imported == "engines.cli" or edge.imported.startswith("engines.cli."))
+        and not (edge.importer == "engines.cli" or edge.importer.startswith("engines.cli."))
+    )
+    assert not offenders, "engines.cli is a front end; these import it:\n" + "\n".join(offenders)
+
+
+def test_no_module_over_max_lines() -> None:
+    long = sorted(
+        (count, str(path.relative_to(REPO_ROOT)))
+        for path in _sources().values()
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_LINES
+    )
+    assert not long, f"modules over {MAX_LINES} lines (split them by job):\n" + "\n".join(
+        f"  {name}: {count}" for count, name in long)
