@@ -9,6 +9,7 @@ import threading
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.notifier import user_sentence
+from app.remedy_words import MODELS
 from engines.errors import StudioError
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ class DownloadWorker(QObject):
             self.failed.emit(str(exc))
         except Exception as exc:  # noqa: BLE001 - one sentence, details in the log
             log.info("planning the download failed", exc_info=True)
-            self.failed.emit(user_sentence("Could not list the files on the hub", exc))
+            self.failed.emit(user_sentence("Could not list the files on the hub", exc, MODELS))
 
     @Slot(object, object)
     def run(self, plan, models_dir) -> None:
@@ -54,4 +55,4 @@ class DownloadWorker(QObject):
             self.failed.emit(str(exc))
         except Exception as exc:  # noqa: BLE001
             log.info("download failed", exc_info=True)
-            self.failed.emit(user_sentence("The download failed", exc))
+            self.failed.emit(user_sentence("The download failed", exc, MODELS))

@@ -3,7 +3,7 @@ what is installed and whether it runs here ("Installed"), and the advanced optio
 
 Downloads run on their own QThread (network and disk only); builds and the self-test go to the
 one GPU worker (app.models_gpu_tasks). Everything the dialog shows passes through
-app.gui_words, so no command-line flag reaches the window.
+app.remedy_words, which words remedies as this dialog's controls.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from PySide6.QtCore import Qt, QThread, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QListWidgetItem, QTabWidget, QVBoxLayout
 
 from app.download_worker import DownloadWorker
-from app.gui_words import for_window
 from app.models_gpu_tasks import ModelsGpuTasks
 from app.models_setup import SetupRun
 from app.notifier import show_settings_notices
+from app.remedy_words import MODELS, for_window
 from app.widgets.models_first_run import FirstRunPage
 from app.widgets.models_installed import InstalledPage
 from app.widgets.models_progress import ProgressPanel
@@ -94,7 +94,7 @@ class ModelManagerDialog(QDialog):
 
     # ------------------------------------------------------------------ state
     def say(self, text: str) -> None:
-        self.message.setText(for_window(text))
+        self.message.setText(for_window(text, MODELS))
 
     def show_get_models(self) -> None:
         self.tabs.setCurrentWidget(self.first_run)

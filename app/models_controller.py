@@ -10,10 +10,11 @@ import logging
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer
 
-from app.gui_words import for_window
+from app.remedy_words import for_window
 from app.services import GpuService, Notifier
 from app.tier_combos import TierCombos
 from engines.catalog import BACKEND_LABELS, DECODERS, MODEL_SETS, get_model_set
+from engines.errors import join
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +85,8 @@ class ModelsController(QObject):
                                   Qt.ItemDataRole.ToolTipRole)
             else:
                 backend = BACKEND_LABELS.get(answer.backend, answer.backend)
-                combo.setItemData(index, for_window(" ".join([f"Runs on {backend}.",
-                                                              *answer.notes])),
+                combo.setItemData(index, for_window(join(f"Runs on {backend}.",
+                                                         *(join(" ", n) for n in answer.notes))),
                                   Qt.ItemDataRole.ToolTipRole)
         demo = combo.findData("demo")
         first_runnable = next((i for i in range(combo.count())

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject
 
-from app.gui_words import for_window
 from app.models_gpu_tasks import BUILD, SELFTEST, ModelsGpuTasks
+from app.remedy_words import MODELS, for_window
+from engines.errors import join
 from engines.models.recommend import Recommendation, recommend
 
 DOWNLOAD = "download"
@@ -45,7 +46,8 @@ class SetupRun(QObject):
                        "onnxruntime` and restart SA3 Studio.")
         self.can_start = not ready
         if not self.active:
-            self.page.show_recommendation(rec, ready, for_window(blocker) if blocker else None)
+            shown = for_window(blocker, MODELS) if blocker else None
+            self.page.show_recommendation(rec, ready, shown)
 
     def start(self) -> None:
         rec, dialog = self.rec, self.dialog
@@ -78,7 +80,7 @@ class SetupRun(QObject):
     def stopped(self, message: str) -> None:
         if self.active:
             self.active = False
-            self.page.say_step(for_window(f"Stopped: {message}"))
+            self.page.say_step(for_window(join("Stopped: ", message), MODELS))
             self.dialog.busy(False)
 
     def _step(self, kind: str, text: str) -> None:

@@ -6,9 +6,9 @@ engines.failures. The traceback goes to the log file. Nothing here raises: it ru
 error handlers, and a handler that raises turns a sentence back into a traceback.
 
 Every sentence enters the window through `Notifier.status` or `Notifier.notices`, and both pass
-it through `for_window` (app.gui_words) there: engine sentences name command-line flags, which a
-user of the window has nowhere to type. `user_sentence` does too, since what it makes is shown
-elsewhere as well (the Models dialog, the message box when the window cannot open).
+it through `for_window` (app.remedy_words) there: an engine sentence's remedies are worded as the
+window's controls. `user_sentence` does too, since what it makes is shown elsewhere as well (the
+Models dialog, the message box when the window cannot open).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections import deque
 
 from PySide6.QtCore import QObject, Signal
 
-from app.gui_words import for_window
+from app.remedy_words import MAIN, for_window
 from engines.errors import StudioError
 from engines.failures import printable, reason, sentence
 
@@ -27,13 +27,14 @@ log = logging.getLogger(__name__)
 HISTORY = 200
 
 
-def user_sentence(what: str, err: BaseException) -> str:
-    """The one sentence a user reads about `err`; `what` says what could not be done
-    ("Could not save the tags"), and is used only when `err` is not already a sentence."""
+def user_sentence(what: str, err: BaseException, here: str = MAIN) -> str:
+    """The one sentence a user reads about `err`, shown `here` (app.remedy_words: MAIN or
+    MODELS); `what` says what could not be done ("Could not save the tags"), and is used only
+    when `err` is not already a sentence."""
     try:
         if isinstance(err, StudioError) and str(err).strip():
-            return for_window(str(err))  # also what the startup message box shows
-        return for_window(sentence(what, err))
+            return for_window(err, here)  # also what the startup message box shows
+        return for_window(sentence(what, err), here)
     except Exception:  # noqa: BLE001 - never raise from an error path
         return f"{what}: an unexpected {type(err).__name__} occurred; try again."
 

@@ -123,7 +123,7 @@ def measure(backend: TensorRTBackend, req, reps: int) -> dict:
     for _ in range(reps):
         t0 = time.perf_counter()
         inputs = backend.inputs_for(req, [])
-        pipe.write_inputs(inputs)
+        pipe.buffers.write_inputs(inputs)
         t1 = time.perf_counter()
         pipe.graph.launch(pipe.stream)
         t2 = time.perf_counter()
@@ -139,7 +139,7 @@ def measure(backend: TensorRTBackend, req, reps: int) -> dict:
         for _ in range(max(3, reps // 4)):
             t0 = time.perf_counter()
             inputs = backend.inputs_for(req, [])
-            pipe.write_inputs(inputs)
+            pipe.buffers.write_inputs(inputs)
             pipe.record(captured=False, sync_stages=sync)
             pipe.stream.synchronize()
             rows[name].append((time.perf_counter() - t0) * 1e3 - gpu)
@@ -159,7 +159,7 @@ def kernel_time(module, files, tmp: Path, req, reps: int) -> float:
         assert pipe.capture()
         times = []
         for _ in range(reps):
-            pipe.write_inputs(inputs)
+            pipe.buffers.write_inputs(inputs)
             pipe.graph.launch(pipe.stream)
             pipe.stream.synchronize()
             times.append(pipe.gpu_ms())

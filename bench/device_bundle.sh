@@ -22,7 +22,8 @@ platforms=(--platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64
 pull() { python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
              --implementation cp "${platforms[@]}" -d "$1" "${@:2}"; }
 rm -rf .whl .whl-scipy
-pull .whl soundfile cffi pycparser soxr platformdirs sounddevice pyloudnorm tqdm wavinfo lxml
+pull .whl soundfile cffi pycparser soxr platformdirs sounddevice pyloudnorm tqdm wavinfo lxml \
+    mutagen
 pull .whl-scipy scipy
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 pull "$work/wheels" "PySide6-Essentials<6.12" "shiboken6<6.12" pyqtgraph pytest-qt

@@ -65,9 +65,9 @@ from engines.catalog_tables import (
     ModelSet,
     aot_codec_remedy,
     codec_tiers,
-    download_command,
+    download_remedy,
 )
-from engines.errors import ModelUnavailableError, StudioError
+from engines.errors import Advice, ModelUnavailableError, StudioError, join
 from engines.gpu import GpuInfo, probe_gpu
 from engines.gpu import tensorrt_version as installed_tensorrt_version
 from engines.onnx_ops import ORT_DOMAINS, foreign_onnx_ops
@@ -81,7 +81,7 @@ __all__ = [
     "JIT_CODEC_FILES", "JIT_PLUGIN_MARKER", "MAX_SECONDS", "MODEL_SETS", "ONNX_DIR",
     "ONNX_TEXT_ENCODER_STEMS", "PRECISIONS", "TEXT_ENCODER_STEMS", "TEXT_ENCODER_SUBDIR", "TIERS",
     "TIER_NAMES", "TOKENIZER_NAME", "CodecTier", "DecoderInfo", "ModelSet", "aot_codec_remedy",
-    "codec_tiers", "download_command",
+    "codec_tiers", "download_remedy",
     # name checks (engines.catalog_names)
     "get_model_set", "normalize_backend", "normalize_decoder", "normalize_precision",
     "normalize_tier", "paired_decoder",
@@ -120,12 +120,16 @@ PROBE = _Probe.PROBE  # default for Catalog(gpu=..., tensorrt_version=...): ask 
 
 
 def _strip_period(sentence: str) -> str:
+    if isinstance(sentence, Advice):  # keep its remedies
+        return sentence.edited(_strip_period)
     return sentence[:-1] if sentence.endswith(".") else sentence
 
 
 def _lower_first(sentence: str) -> str:
     """Lower-case a plain first word ("The", "No") so a sentence can be embedded; keep names
     such as "TensorRT", "ONNX" or "SAME-L" as they are."""
+    if isinstance(sentence, Advice):  # keep its remedies
+        return sentence.edited(_lower_first)
     word = sentence.split(" ", 1)[0]
     if len(word) > 1 and word[1:].islower():
         return sentence[:1].lower() + sentence[1:]
@@ -255,7 +259,12 @@ class Catalog:
         return f"GPU: {gpu.name} ({gpu.sm}), {trt}"
 
     def format_table(self) -> str:
-        """Human readable listing for `generate --list-models`."""
+        """Human readable listing, in plain words (format_lines keeps the remedies)."""
+        return "\n".join(self.format_lines())
+
+    def format_lines(self) -> list[str]:
+        """The listing for `generate --list-models`, one line each (an Advice where a line
+        carries remedies, for the front end to word)."""
         lines = [
             self.gpu_line(),
             "ONNX Runtime: " + ("installed" if self.onnxruntime_available else "not installed"),
@@ -270,10 +279,11 @@ class Catalog:
             label = MODEL_SETS[entry.model].label
             status = entry.status
             if entry.runnable and entry.notes:
-                status += " (" + "; ".join(_strip_period(n) for n in entry.notes) + ")"
-            lines.append(f"{entry.model:<{key_width}}  {label:<{label_width}}  "
-                         f"{entry.backend:<{backend_width}}  {status}")
-        return "\n".join(lines)
+                notes = [part for n in entry.notes for part in ("; ", _strip_period(n))][1:]
+                status = join(status, " (", *notes, ")")
+            lines.append(join(f"{entry.model:<{key_width}}  {label:<{label_width}}  "
+                              f"{entry.backend:<{backend_width}}  ", status))
+        return lines
 
     # -- resolution --
 
@@ -287,12 +297,12 @@ class Catalog:
         missing_runtime = self._tensorrt_missing_runtime()
         if on_ort.runnable:
             why = missing_runtime or _strip_period(_lower_first(on_trt.reason or ""))
-            note = f"TensorRT is not used: {why}."
+            note = join("TensorRT is not used: ", why, ".")
             return dataclasses.replace(on_ort, notes=(*on_ort.notes, note))
         if missing_runtime is None:
             return on_trt  # GPU and TensorRT exist: what TensorRT lacks is the useful answer
-        reason = (f"{choice.model.key} cannot run here: {missing_runtime}, and "
-                  f"{_lower_first(on_ort.reason or '')}")
+        reason = join(f"{choice.model.key} cannot run here: {missing_runtime}, and ",
+                      _lower_first(on_ort.reason or ""))
         return dataclasses.replace(on_trt, reason=reason)
 
     def _tensorrt_missing_runtime(self) -> str | None:

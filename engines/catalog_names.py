@@ -19,7 +19,7 @@ from engines.catalog_tables import (
     ModelSet,
     codec_tiers,
 )
-from engines.errors import RequestError
+from engines.errors import Remedy, RequestError, join
 
 
 def _choices(names: Iterable[str]) -> str:
@@ -83,8 +83,9 @@ def paired_decoder(model: str, decoder: str | None = None) -> str:
     key = normalize_decoder(decoder)
     if (model_set.key == "demo") != (key == "demo"):
         if model_set.key == "demo":
-            raise RequestError(f"The demo model pairs only with the demo decoder, not '{key}'; "
-                               f"leave --decoder unset.")
-        raise RequestError(f"The demo decoder pairs only with the demo model, not "
-                           f"'{model_set.key}'; choose --decoder same-s or same-l.")
+            raise RequestError(join(f"The demo model pairs only with the demo decoder, not "
+                                    f"'{key}'; leave ", Remedy.setting("decoder"), " unset."))
+        raise RequestError(join(f"The demo decoder pairs only with the demo model, not "
+                                f"'{model_set.key}'; choose ",
+                                Remedy.value("decoder", "same-s", "same-l"), "."))
     return key

@@ -37,8 +37,9 @@ from engines.catalog_tables import (
     TOKENIZER_NAME,
     ModelSet,
     aot_codec_remedy,
-    download_command,
+    download_remedy,
 )
+from engines.errors import Remedy, join
 from engines.gpu import GpuInfo
 from engines.onnx_ops import foreign_onnx_ops
 
@@ -75,7 +76,8 @@ class Choice:
 
 
 class Unavailable(Exception):
-    """Stops a search with the one-sentence reason the user will see."""
+    """Stops a search with the one-sentence reason the user will see (an Advice when it
+    carries remedies, for each front end to word)."""
 
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
@@ -123,20 +125,27 @@ class EngineSearch:
 
     def _missing(self, choice: Choice, backend: str, name: str, folder: Path) -> Unavailable:
         what = choice.model.key
-        return Unavailable(
-            f"{what} on {BACKEND_LABELS[backend]} needs '{name}' in {folder}; download it with "
-            f"`{download_command(what, backend)}`.")
+        return Unavailable(join(
+            f"{what} on {BACKEND_LABELS[backend]} needs '{name}' in {folder}; download it with ",
+            download_remedy(what, backend), "."))
+
+    def _tensorrt_too(self, *fixes: Remedy) -> list[Remedy]:
+        """`fixes`, and TensorRT as one more only where it can run: on an NVIDIA GPU."""
+        if self.site.gpu is None:
+            return list(fixes)
+        return [*fixes, Remedy.value("backend", "tensorrt")]
 
     # TensorRT
 
     def tensorrt_files(self, choice: Choice, notes: list[str]) -> EngineFiles:
         if choice.model.key == "demo":
-            raise Unavailable("The demo runs on ONNX Runtime only; choose --backend "
-                              "onnxruntime (or auto).")
+            raise Unavailable(join("The demo runs on ONNX Runtime only; choose ",
+                                   Remedy.value("backend", "onnxruntime"), " (or auto)."))
         gpu = self.site.gpu
         if gpu is None:
-            raise Unavailable("No NVIDIA GPU was found (or its driver is not loaded), so "
-                              "TensorRT cannot run; use --backend onnxruntime or the demo.")
+            raise Unavailable(join("No NVIDIA GPU was found (or its driver is not loaded), so "
+                                   "TensorRT cannot run; use ",
+                                   Remedy.value("backend", "onnxruntime"), " or the demo."))
         if self.site.tensorrt_version is None:
             raise Unavailable("TensorRT is not installed; install it with "
                               "`pip install 'sa3-studio[tensorrt]'`.")
@@ -146,12 +155,13 @@ class EngineSearch:
         fp8_dit, fp8_codec = choice.precision == "fp8", choice.tier in FP8_TIERS
         if (fp8_dit or fp8_codec) and not gpu.has_fp8:
             what = "fp8 precision" if fp8_dit else f"The {choice.tier} decoder tier"
-            fixes = [fix for fix, wanted in (("--precision fp16", fp8_dit),
-                                             ("--codec-tier canonical", fp8_codec)) if wanted]
-            raise Unavailable(
+            fixes = [fix for fix, wanted in ((Remedy.value("precision", "fp16"), fp8_dit),
+                                             (Remedy.value("codec_tier", "canonical"), fp8_codec))
+                     if wanted]
+            raise Unavailable(join(
                 f"{what} needs FP8 tensor cores (compute capability 8.9 "
                 f"or newer) but this GPU ({gpu.name}, {gpu.sm}) is {gpu.major}.{gpu.minor}; "
-                f"choose {' and '.join(fixes)}.")
+                f"choose ", *_listed(fixes, " and "), "."))
         sm = gpu.sm
         bases = [root / sm for root in self.site.roots]
 
@@ -188,10 +198,10 @@ class EngineSearch:
                     continue
                 if none_here and (any((arch_dir / subdir / n).is_file() for n in names)
                                   or any((arch_dir / model_subdir).glob("*.trt"))):
-                    return Unavailable(
+                    return Unavailable(join(
                         f"The {choice.model.key} engines in {arch_dir} were built for another "
                         f"GPU; this GPU is {gpu.sm} ({gpu.name}), so get engines for {gpu.sm} "
-                        f"with `{download_command(choice.model.key)}`.")
+                        f"with ", download_remedy(choice.model.key), "."))
         return self._missing(choice, "tensorrt", names[0], self.site.roots[0] / gpu.sm / subdir)
 
     def _tokenizer(self, choice: Choice, bases: Sequence[Path], backend: str) -> Path:
@@ -271,18 +281,22 @@ class EngineSearch:
 
     def onnx_files(self, choice: Choice, notes: list[str]) -> EngineFiles:
         if choice.decoder == "same-l":
-            raise Unavailable(
+            # TensorRT first, as before, where it can run; the SAME-S codec runs anywhere.
+            fixes = [*self._tensorrt_too(), Remedy.value("decoder", "same-s")]
+            raise Unavailable(join(
                 "The SAME-L codec uses the samel::diff_attn_swa TensorRT plugin, which ONNX "
-                "Runtime cannot run; use --backend tensorrt or --decoder same-s.")
+                "Runtime cannot run; use ", *_listed(fixes, " or "), "."))
         if choice.model.key == "demo":
             return self._demo_files(choice, notes)
         if choice.precision == "fp8":
-            raise Unavailable("fp8 is a TensorRT speed tier that ONNX Runtime cannot run; "
-                              "choose --precision fp16 or fp32, or --backend tensorrt.")
+            fixes = self._tensorrt_too(Remedy.value("precision", "fp16", "fp32"))
+            raise Unavailable(join("fp8 is a TensorRT speed tier that ONNX Runtime cannot run; "
+                                   "choose ", *_listed(fixes, ", or "), "."))
         if choice.tier in FP8_TIERS:
-            raise Unavailable(f"The {choice.tier} codec tier is a TensorRT engine that ONNX "
-                              f"Runtime cannot run; choose --codec-tier canonical, or "
-                              f"--backend tensorrt.")
+            fixes = self._tensorrt_too(Remedy.value("codec_tier", "canonical"))
+            raise Unavailable(join(f"The {choice.tier} codec tier is a TensorRT engine that "
+                                   f"ONNX Runtime cannot run; choose ",
+                                   *_listed(fixes, ", or "), "."))
         if not self.site.onnxruntime_available:
             raise Unavailable("ONNX Runtime is not installed; install it with "
                               "`pip install onnxruntime`.")
@@ -312,19 +326,23 @@ class EngineSearch:
                 foreign = foreign_onnx_ops(path)
             except Exception as exc:  # unreadable or corrupt protobuf
                 log.debug("could not read %s: %s", path, exc)
-                raise Unavailable(
+                raise Unavailable(join(
                     f"'{path.name}' in {path.parent} could not be read as an ONNX model; "
-                    f"download it again with "
-                    f"`{download_command(choice.model.key, 'onnxruntime')}`.") from exc
+                    f"download it again with ", download_remedy(choice.model.key, "onnxruntime"),
+                    ".")) from exc
             if foreign:
-                raise Unavailable(
-                    f"'{path.name}' in {path.parent} uses the operator {foreign[0]}, which ONNX "
-                    f"Runtime cannot run; use --backend tensorrt.")
+                what = (f"'{path.name}' in {path.parent} uses the operator {foreign[0]}, which "
+                        f"ONNX Runtime cannot run")
+                if self.site.gpu is None:
+                    raise Unavailable(f"{what}, and no NVIDIA GPU was found for TensorRT, so it "
+                                      f"cannot run here.")
+                raise Unavailable(join(f"{what}; use ", Remedy.value("backend", "tensorrt"), "."))
 
     def _demo_files(self, choice: Choice, notes: list[str]) -> EngineFiles:
         if choice.precision != "fp32":
-            raise Unavailable(f"The demo has fp32 weights only, not {choice.precision}; "
-                              f"choose --precision fp32 or leave it unset.")
+            raise Unavailable(join(f"The demo has fp32 weights only, not {choice.precision}; "
+                                   "choose ", Remedy.value("precision", "fp32"),
+                                   " or leave it unset."))
         tier = choice.tier or "canonical"
         if tier not in DEMO_DECODERS:
             raise Unavailable(f"The demo has no '{tier}' codec tier; choose "
@@ -346,9 +364,14 @@ def _jit_codec_reason(names: Sequence[str], folder: Path, decoder: str) -> str:
     listed = " and ".join(f"'{name}'" for name in names)
     what = "is a JIT build" if len(names) == 1 else "are JIT builds"
     need = "needs" if len(names) == 1 else "need"
-    return (f"{listed} in {folder} {what} of {decoder.upper()} that {need} its Triton plugin "
-            f"registered from Python, which SA3 Studio cannot load; "
-            f"{aot_codec_remedy(decoder)}.")
+    return join(f"{listed} in {folder} {what} of {decoder.upper()} that {need} its Triton "
+                f"plugin registered from Python, which SA3 Studio cannot load; ",
+                aot_codec_remedy(decoder), ".")
+
+
+def _listed(fixes: Sequence[Remedy], between: str) -> list[object]:
+    """Remedies with `between` between them, as parts for join."""
+    return [part for fix in fixes for part in (between, fix)][1:]
 
 
 def demo_files(demo_dir: Path, tier: str = "canonical") -> EngineFiles:

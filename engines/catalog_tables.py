@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from engines import demo
 from engines.constants import MAX_LATENTS, SAMPLE_RATE, SAMPLES_PER_LATENT
+from engines.errors import Advice, Remedy
 
 MAX_SECONDS = MAX_LATENTS * SAMPLES_PER_LATENT / SAMPLE_RATE  # about 380.4 s
 
@@ -134,17 +135,16 @@ def codec_tiers(decoder: str) -> tuple[str, ...]:
     return tuple(CODEC_FILES.get(decoder, {}))
 
 
-def download_command(model: str, backend: str = "tensorrt") -> str:
-    """The command a reason tells the user to run to fetch a model set."""
-    suffix = " --onnx" if backend == "onnxruntime" else ""
-    return f"python main.py models download {model}{suffix}"
+def download_remedy(model: str, backend: str = "tensorrt") -> Remedy:
+    """The download a reason tells the user to run to fetch a model set."""
+    return Remedy.command("models download", model, backend=backend)
 
 
-def aot_codec_remedy(decoder: str = "same-l") -> str:
+def aot_codec_remedy(decoder: str = "same-l") -> Advice:
     """What to do instead of loading a JIT codec engine: a clause naming the AOT engines and
-    the command that fetches them (shared by the catalog and the engine loader)."""
+    the download that fetches them (shared by the catalog and the engine loader)."""
     tier = CODEC_FILES[decoder]["canonical"]
     # Codec engines come with the model set that pairs with the codec by default.
     model = next(m.key for m in MODEL_SETS.values() if m.default_decoder == decoder)
-    return (f"get the AOT engines {tier.decoder[0]}.trt and {tier.encoder[0]}.trt with "
-            f"`{download_command(model)}`")
+    return Advice(f"get the AOT engines {tier.decoder[0]}.trt and {tier.encoder[0]}.trt with "
+                  "{0}", download_remedy(model))

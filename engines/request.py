@@ -4,12 +4,10 @@ range and the fix; every accepted-but-questionable choice becomes a warning the 
 
 from __future__ import annotations
 
-import math
-import numbers
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_FLOOR
 from pathlib import Path
 
 import numpy as np
@@ -31,9 +29,16 @@ from engines.constants import (
     output_samples,
 )
 from engines.durations import duration_text, same_when_shown
-from engines.errors import Advice, RequestError
+from engines.errors import Advice, Remedy, RequestError
 from engines.failures import printable
-from engines.number_text import short
+from engines.request_checks import (
+    SECONDS_PLACES,
+    checked_integer,
+    checked_number,
+    checked_text,
+    echo,
+    fmt,
+)
 from engines.sampling import span_to_latents
 
 # The length a request gets when it names none and has no init audio, by model set: a game
@@ -130,102 +135,6 @@ def default_seconds_help() -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Small checked readers
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
-
-# Numbers in messages are for people: computed lengths and limits are rounded (to 10 ms for
-# seconds), and a limit is rounded towards the inside of its range, so the number a message
-# offers is always one the check accepts (2.21878 s allowed reads "up to 2.21 s", never a
-# "2.22 s" that would be refused). Values the user typed are echoed as typed; whole numbers a
-# user must type exactly (seeds, steps) are never rounded.
-SECONDS_PLACES = 2
-VALUE_PLACES = 3
-
-
-def _fmt(value: float, places: int = VALUE_PLACES, rounding: str = ROUND_HALF_EVEN) -> str:
-    """`value` with at most `places` decimals and no trailing zeros: 2.21878 -> "2.22"."""
-    try:
-        step = Decimal(1).scaleb(-places)
-        text = format(Decimal(repr(float(value))).quantize(step, rounding=rounding), "f")
-    except (ArithmeticError, ValueError):  # huge or not finite: no rounding to speak of
-        return f"{value:g}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
-
-
-def _echo(value: float, avoid: str = "") -> str:
-    """A value the user gave, as they would recognise it; fully when six digits would make it
-    read like `avoid` (the limit it broke)."""
-    text = f"{value:.6g}"
-    if text == avoid:
-        text = repr(float(value))
-    return text[:-2] if text.endswith(".0") else text
-
-
-def _number(name: str, value: object, low: float, high: float, *, low_open: bool = False,
-            unit: str = "", fix: str = "") -> float:
-    """A finite real in [low, high] (or (low, high] with low_open), else RequestError."""
-    places = SECONDS_PLACES if unit == " s" else VALUE_PLACES
-    shown_low = _fmt(low, places, ROUND_CEILING)  # rounded into the range
-    shown_high = _fmt(high, places, ROUND_FLOOR)
-    if not _is_number(value):
-        raise RequestError(f"{name} must be a number, got {value!r}; give a value from "
-                           f"{shown_low} to {shown_high}{unit}.")
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except OverflowError:  # an integer of hundreds of digits
-        number = math.inf if value > 0 else -math.inf  # type: ignore[operator]
-    if not math.isfinite(number):
-        raise RequestError(f"{name} is {number}; give a finite number from {shown_low} to "
-                           f"{shown_high}{unit}.")
-    too_low = number <= low if low_open else number < low
-    if too_low or number > high:
-        bracket = "above" if low_open else "from"
-        tail = f" ({fix})" if fix else ""
-        given = _echo(number, shown_low if too_low else shown_high)
-        raise RequestError(f"{name} {given}{unit} is out of range; choose a value "
-                           f"{bracket} {shown_low} to {shown_high}{unit}{tail}.")
-    return number
-
-
-def _integer(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise RequestError(f"{name} must be a whole number from {low} to {high}, got "
-                           f"{value!r}.")
-    number = int(value)
-    if not low <= number <= high:
-        raise RequestError(f"{name} {short(number)} is out of range; choose a whole number "
-                           f"from {low} to {high}.")
-    return number
-
-
-def _text(name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise RequestError(f"{name} must be text, got {type(value).__name__} {value!r}.")
-    return value.strip()
-
-
-def parse_span(text: str) -> tuple[float, float]:
-    """"1.5:2.25" -> (1.5, 2.25), for the CLI's `--inpaint START:END` (seconds)."""
-    parts = str(text).split(":")
-    hint = "write START:END in seconds, for example --inpaint 1.5:2.25"
-    if len(parts) != 2 or not all(p.strip() for p in parts):
-        raise RequestError(f"'{text}' is not a span; {hint}.")
-    try:
-        start, end = (float(p) for p in parts)
-    except ValueError:
-        raise RequestError(f"'{text}' is not a span of two numbers; {hint}.") from None
-    if not (math.isfinite(start) and math.isfinite(end)):
-        raise RequestError(f"'{text}' is not a span of finite numbers; {hint}.")
-    return start, end
-
-
-# --------------------------------------------------------------------------------------------
 # Audio and spans
 
 
@@ -305,17 +214,17 @@ def _check_spans(spans: object, seconds: float) -> list[tuple[float, float]]:
         raise RequestError(f"inpaint spans must be a list of (start, end) pairs in seconds, "
                            f"got {spans!r}.")
     checked: list[tuple[float, float]] = []
-    clip = _fmt(seconds, SECONDS_PLACES, ROUND_FLOOR)
+    clip = fmt(seconds, SECONDS_PLACES, ROUND_FLOOR)
     for span in spans:
         if isinstance(span, (str, bytes)) or not isinstance(span, Sequence) or len(span) != 2:
             raise RequestError(f"inpaint span {span!r} is not a (start, end) pair in seconds; "
                                f"write it as START:END, e.g. 1.5:2.25.")
-        start = _number("inpaint span start", span[0], 0.0, seconds, unit=" s",
+        start = checked_number("inpaint span start", span[0], 0.0, seconds, unit=" s",
                         fix=f"keep spans inside the {clip} s clip")
-        end = _number("inpaint span end", span[1], 0.0, seconds, unit=" s",
+        end = checked_number("inpaint span end", span[1], 0.0, seconds, unit=" s",
                       fix=f"keep spans inside the {clip} s clip")
         if start >= end:
-            raise RequestError(f"inpaint span {_echo(start)}:{_echo(end)} is empty or reversed; "
+            raise RequestError(f"inpaint span {echo(start)}:{echo(end)} is empty or reversed; "
                                f"its start must be before its end.")
         checked.append((start, end))
     return checked
@@ -327,7 +236,7 @@ def _latent_spans(spans: Sequence[tuple[float, float]]) -> list[tuple[int, int]]
         first, stop = span_to_latents(start, end)
         if stop <= first:
             raise RequestError(
-                f"inpaint span {_echo(start)}:{_echo(end)} covers no whole latent: spans are "
+                f"inpaint span {echo(start)}:{echo(end)} covers no whole latent: spans are "
                 f"snapped to {SAMPLES_PER_LATENT}-sample (~{LATENT_MS:.1f} ms) steps, so make "
                 f"it longer or move its edges.")
         if result and first <= result[-1][1]:
@@ -344,8 +253,8 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
     """Check and resolve every field of `req` for a model allowing up to `max_seconds`."""
     warnings: list[str] = []
 
-    prompt = _text("prompt", req.prompt)
-    negative = _text("negative prompt", req.negative_prompt)
+    prompt = checked_text("prompt", req.prompt)
+    negative = checked_text("negative prompt", req.negative_prompt)
     model = get_model_set(req.model).key
     decoder = paired_decoder(model, req.decoder)
     precision = (get_model_set(model).default_precision if req.precision is None
@@ -353,32 +262,34 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
     backend = normalize_backend(req.backend)
     codec_tier = normalize_tier(req.codec_tier, decoder)
 
-    steps = _integer("steps", req.steps, 1, MAX_STEPS)
+    steps = checked_integer("steps", req.steps, 1, MAX_STEPS)
     if req.seed is None:
         seed, seed_was_random = secrets.randbelow(MAX_SEED + 1), True
     else:
-        seed, seed_was_random = _integer("seed", req.seed, 0, MAX_SEED), False
-    cfg = _number("cfg", req.cfg, 0.0, MAX_CFG, fix="1 turns guidance off")
-    apg = _number("apg", req.apg, 0.0, 1.0)
-    limiter = _number("limiter ceiling", req.limiter_ceiling, 0.0, MAX_LIMITER_CEILING,
+        seed, seed_was_random = checked_integer("seed", req.seed, 0, MAX_SEED), False
+    cfg = checked_number("cfg", req.cfg, 0.0, MAX_CFG, fix="1 turns guidance off")
+    apg = checked_number("apg", req.apg, 0.0, 1.0)
+    limiter = checked_number("limiter ceiling", req.limiter_ceiling, 0.0, MAX_LIMITER_CEILING,
                       low_open=True, fix="values above 1 bypass the limiter")
     level: float | None = None
     if req.init_noise_level is not None:
-        level = _number("init noise level", req.init_noise_level, SIGMA_MIN, 1.0,
-                        fix=f"below {_fmt(SIGMA_MIN)} the model emits NaN")
+        level = checked_number("init noise level", req.init_noise_level, SIGMA_MIN, 1.0,
+                        fix=f"below {fmt(SIGMA_MIN)} the model emits NaN")
 
-    asked = None if req.seconds is None else _number("seconds", req.seconds, MIN_SECONDS,
+    asked = None if req.seconds is None else checked_number("seconds", req.seconds, MIN_SECONDS,
                                                      max_seconds, unit=" s")
     init = _load_init_audio(req.init_audio, init_frames_needed(
         max_seconds if asked is None else asked))
     spans_in = req.inpaint_spans if req.inpaint_spans is not None else ()
     if init is None:
         if level is not None:
-            raise RequestError(Advice(f"init noise level {_echo(level)} needs init audio; "
-                                      "pass {setting} or leave the level unset.", "init_audio"))
+            raise RequestError(Advice(f"init noise level {echo(level)} needs init audio; "
+                                      "pass {0} or leave the level unset.",
+                                      Remedy.file("init_audio")))
         if len(spans_in) > 0:
             raise RequestError(Advice("inpainting needs init audio; pass {setting} (the spans "
-                                      "say which parts of it to regenerate).", "init_audio"))
+                                      "say which parts of it to regenerate).",
+                                      Remedy.file("init_audio")))
 
     if asked is not None:
         seconds = asked
@@ -390,8 +301,8 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
                                 f"first {duration_text(max_seconds)} are used.")
             seconds = max_seconds
         elif seconds < MIN_SECONDS:
-            raise RequestError(f"The init audio is only {_fmt(seconds, 3, ROUND_FLOOR)} s "
-                               f"long; it must be at least {_fmt(MIN_SECONDS)} s.")
+            raise RequestError(f"The init audio is only {fmt(seconds, 3, ROUND_FLOOR)} s "
+                               f"long; it must be at least {fmt(MIN_SECONDS)} s.")
     else:
         seconds = default_seconds(model)
 
@@ -399,8 +310,8 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
         warnings.append("The prompt is empty, so the sound is unconditioned.")
     use_cfg = cfg != 1.0
     if negative and not use_cfg:
-        warnings.append(Advice("negative prompt has no effect at cfg 1; raise {setting} above 1 "
-                               "to use it.", "cfg"))
+        warnings.append(Advice("negative prompt has no effect at cfg 1; raise {0} above 1 "
+                               "to use it.", Remedy.setting("cfg")))
 
     latent_len = codec_length(seconds)
     init_audio: np.ndarray | None = None
@@ -425,7 +336,7 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
         latent_spans = tuple(_latent_spans(spans))
         sigma_max = 1.0
         if level is not None:
-            warnings.append(f"init noise level {_echo(level)} is ignored: inpainting always "
+            warnings.append(f"init noise level {echo(level)} is ignored: inpainting always "
                             f"starts from full noise.")
             level = None
         if len(spans) == 1 and spans[0][0] <= 0.0 and spans[0][1] >= seconds:

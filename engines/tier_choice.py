@@ -20,6 +20,7 @@ from engines.catalog import (
     get_model_set,
     paired_decoder,
 )
+from engines.errors import Remedy, join
 from engines.tiers import DEFAULT_RULE, PRECISION_INFO, TierInfo, codec_info
 
 
@@ -92,27 +93,30 @@ def default_pick(catalog: Catalog, model: str, decoder: str | None = None,
     text = f"{dit.label} DiT + {tier} {codec} codec on {where}: {why}"
     faster = _faster_installed(catalog, model, decoder, backend, answer)
     if faster:
-        text += f"; also installed: {faster}"
-    return answer, text + "."
+        text = join(text, "; also installed: ", faster)
+    return answer, join(text, ".")
 
 
 def _faster_installed(catalog: Catalog, model: str, decoder: str | None, backend: str,
                       picked: Availability) -> str:
-    """The installed speed tiers the default leaves alone, as "fp8 DiT (...)"; "" for none."""
+    """The installed speed tiers the default leaves alone, as "fp8 DiT (...)"; "" for none
+    (an Advice: each names the setting that asks for it)."""
     if picked.backend != "tensorrt":
         return ""  # fp8 engines are TensorRT only
-    found = []
+    found: list[object] = []
     fp8 = catalog.resolve(model, decoder, "fp8", "tensorrt")
     if fp8.runnable:
-        found.append(f"the fp8 DiT ({PRECISION_INFO['fp8'].speed}; ask with --precision fp8)")
+        found += [f"the fp8 DiT ({PRECISION_INFO['fp8'].speed}; choose ",
+                  Remedy.value("precision", "fp8"), ")"]
     for tier in codec_tiers(picked.decoder):
         if tier in ("canonical", "legacy") or tier == (picked.files.decoder_tier
                                                        if picked.files else None):
             continue
         if catalog.resolve(model, decoder, backend="tensorrt", tier=tier).runnable:
             info = codec_info(picked.decoder, tier)
-            found.append(f"the {tier} codec tier ({info.summary}; ask with --codec-tier {tier})")
-    return ", ".join(found)
+            found += [", " if found else "", f"the {tier} codec tier ({info.summary}; choose ",
+                      Remedy.value("codec_tier", tier), ")"]
+    return join(*found)
 
 
 def pick_lines(catalog: Catalog, model: str) -> list[str]:
@@ -120,11 +124,11 @@ def pick_lines(catalog: Catalog, model: str) -> list[str]:
     set runs here at all) each codec tier with its speed, quality and state here."""
     answer, reason = default_pick(catalog, model)
     if not answer.runnable:
-        return [f"default here: none - {reason}"]
-    lines = [f"default here: {reason}"]
+        return [join("default here: none - ", reason)]
+    lines = [join("default here: ", reason)]
     for option in codec_tier_options(catalog, model):
-        state = "ready" if option.available else f"not available - {option.reason}"
-        lines.append(f"  codec tier {option.name:9} {option.info.summary} - {state}")
+        state = "ready" if option.available else join("not available - ", option.reason)
+        lines.append(join(f"  codec tier {option.name:9} {option.info.summary} - ", state))
     return lines
 
 

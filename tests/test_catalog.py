@@ -21,6 +21,7 @@ from engines.catalog import (
     normalize_precision,
     paired_decoder,
 )
+from engines.cli.words import say
 from engines.errors import ModelUnavailableError, RequestError
 from engines.gpu import GpuInfo
 from tests.fake_cuda_driver import FakeCudaDriver
@@ -285,7 +286,7 @@ def test_set_with_only_jit_same_l_engines_is_refused_with_the_aot_files(tmp_path
     base = medium_tree(tmp_path, "dec_dynamic_triton_swa.trt", "enc_dynamic_triton_swa.trt")
     result = catalog(tmp_path).resolve("medium", backend="tensorrt")
     assert not result.runnable and result.files is None
-    reason = result.reason or ""
+    reason = say(result.reason or "")  # as the command line words it
     assert reason == (
         f"'dec_dynamic_triton_swa.trt' and 'enc_dynamic_triton_swa.trt' in {base / 'same-l'} "
         f"are JIT builds of SAME-L that need its Triton plugin registered from Python, which "
@@ -297,8 +298,8 @@ def test_set_with_only_jit_same_l_engines_is_refused_with_the_aot_files(tmp_path
 def test_a_lone_jit_same_l_decoder_is_refused(tmp_path: Path, dec: str) -> None:
     medium_tree(tmp_path, dec, None)
     for precision in ("fp16", "fp32"):
-        reason = catalog(tmp_path).resolve("medium", precision=precision,
-                                           backend="tensorrt").reason or ""
+        reason = say(catalog(tmp_path).resolve("medium", precision=precision,
+                                               backend="tensorrt").reason or "")
         assert reason.startswith(f"'{dec}' in ")
         assert "is a JIT build of SAME-L that needs its Triton plugin" in reason
         assert reason.endswith(AOT_REMEDY)
@@ -332,14 +333,14 @@ def test_a_jit_encoder_does_not_stand_in_for_the_aot_one(tmp_path: Path) -> None
 def test_jit_refusal_names_the_set_that_brings_same_l(tmp_path: Path) -> None:
     trt_tree(tmp_path, codec="same-l", dec="dec_dynamic_triton_swa.trt", enc=None)
     reason = catalog(tmp_path).resolve("sm-sfx", decoder="same-l", backend="tensorrt").reason
-    assert (reason or "").endswith(AOT_REMEDY)  # sm-sfx downloads bring SAME-S, not SAME-L
+    assert say(reason or "").endswith(AOT_REMEDY)  # sm-sfx downloads bring SAME-S, not SAME-L
 
 
 def test_auto_backend_on_a_gpu_gives_the_jit_refusal(tmp_path: Path) -> None:
     medium_tree(tmp_path, "dec_dynamic_triton_swa.trt", "enc_dynamic_triton_swa.trt")
     result = catalog(tmp_path).resolve("medium")
     assert not result.runnable and result.backend == "tensorrt"
-    assert (result.reason or "").endswith(AOT_REMEDY)
+    assert say(result.reason or "").endswith(AOT_REMEDY)
 
 
 def test_auto_tier_prefers_canonical_over_legacy(tmp_path: Path) -> None:
@@ -390,7 +391,7 @@ def test_missing_file_reason_names_file_folder_and_command(tmp_path: Path) -> No
     (base / "sa3-sm-sfx" / "dit_fp16.trt").unlink()
     result = catalog(tmp_path).resolve("sm-sfx", backend="tensorrt")
     assert not result.runnable and result.files is None
-    assert result.reason == (
+    assert say(result.reason) == (
         f"sm-sfx on TensorRT needs 'dit_fp16.trt' in {tmp_path / 'sm_90' / 'sa3-sm-sfx'}; "
         f"download it with `python main.py models download sm-sfx`.")
 
@@ -434,7 +435,7 @@ def test_fp8_refused_below_cc_8_9_and_allowed_from_it(tmp_path: Path) -> None:
     refused = catalog(tmp_path, gpu=A6000).resolve("sm-sfx", precision="fp8", backend="tensorrt")
     assert not refused.runnable
     assert "8.9" in (refused.reason or "") and "8.6" in (refused.reason or "")
-    assert "--precision fp16" in (refused.reason or "")
+    assert "--precision fp16" in say(refused.reason or "")
     tier = catalog(tmp_path, gpu=A6000).resolve("sm-sfx", tier="fp8", backend="tensorrt")
     assert not tier.runnable and "fp8 decoder tier" in (tier.reason or "")
 

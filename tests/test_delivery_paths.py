@@ -159,10 +159,6 @@ def test_no_module_writes_audio_outside_the_delivery_package() -> None:
     assert offenders == []
 
 
-def test_batch_no_longer_imports_the_command_line() -> None:
-    for path in (ROOT / "engines" / "batch").glob("*.py"):
-        assert "engines.cli" not in path.read_text(encoding="utf-8"), path.name
-
 
 @pytest.mark.parametrize("suffix", [".flac", ".ogg"])
 def test_flac_and_ogg_carry_the_same_fields_as_vorbis_comments(home: Path, tmp_path: Path,

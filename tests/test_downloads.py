@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from engines.catalog import Catalog
+from engines.cli.words import say
 from engines.errors import CancelledError, ModelUnavailableError, RequestError, StudioError
 from engines.gpu import GpuInfo
 from engines.models import download as dl
@@ -245,7 +246,7 @@ def test_plans_that_cannot_be_met_say_why_in_one_sentence() -> None:
     with pytest.raises(ModelUnavailableError) as no_arch:
         plan_files(["medium"], "sm_86", ["fp16"], "trt", LISTING)
     assert "sm_86" in str(no_arch.value) and "sm_90, sm_120" in str(no_arch.value)
-    assert "--onnx" in str(no_arch.value)
+    assert "--onnx" in say(no_arch.value)  # as the command line words the remedy
     with pytest.raises(ModelUnavailableError) as no_fp8:
         plan_files(["sm-sfx"], "sm_90", ["fp8"], "trt", LISTING)
     assert "dit_fp8.trt" in str(no_fp8.value)
@@ -456,14 +457,14 @@ def test_a_gated_repo_asks_for_the_licence_and_a_token(hub: FakeHub, models: Pat
     hub.gate(REPO, accepted_tokens=(TOKEN,))
     plan = plan_of("tensorRT/sm_90/same-s/enc_fp8.trt")
     licence = ("Accept the licence at https://huggingface.co/stabilityai/stable-audio-3-optimized"
-               " and give a token (python main.py models token or HF_TOKEN).")
+               " and give a token (`python main.py models token` or HF_TOKEN).")
     with pytest.raises(dl.DownloadError) as no_token:
         dl.download(plan, models)
     assert "needs a Hugging Face token" in str(no_token.value)
-    assert licence[1:] in str(no_token.value) and one_sentence(str(no_token.value))
+    assert licence[1:] in say(no_token.value) and one_sentence(str(no_token.value))
     with pytest.raises(dl.DownloadError) as not_accepted:
         dl.download(plan, models, token="hf_someoneelse")
-    assert str(not_accepted.value) == licence
+    assert say(not_accepted.value) == licence
     assert [r.status for r in hub.log("/resolve/")] == [401, 403]
     [path] = dl.download(plan, models, token=TOKEN)
     assert path.read_bytes() == FILES["tensorRT/sm_90/same-s/enc_fp8.trt"]

@@ -14,8 +14,10 @@ from engines.backends.tensorrt.load_errors import describe_load_failure
 TRT = "10.15.1.29"
 DIT = "sm_90/sa3-m/dit_fp16.trt"
 DEC = "sm_90/same-l/dec_fp16_chunkable_limiter.trt"
+# The engine loader embeds the catalog's remedy in its own sentence (engines.backends), so it
+# reads in plain words there: no front end's flags or controls.
 AOT_REMEDY = ("get the AOT engines dec_fp16_chunkable_limiter.trt and enc_fp16_chunkable.trt "
-              "with `python main.py models download medium`.")
+              "with the models download command for medium.")
 
 # The line TensorRT 8.x adds after any deserialize failure; it names no cause.
 # https://github.com/RootKit-Org/AI-Aimbot/issues/109 (and most reports below)

@@ -1,8 +1,8 @@
 """The window speaks of its own controls, never of command-line flags; the Models dialog shows
 every name and reason in full, and closes with a Close button.
 
-Engine sentences are written for the command line ("use --backend tensorrt"); app.gui_words
-rewrites them for the window, and the Notifier applies it to everything the status bar shows.
+Engine sentences carry structured remedies (engines.errors.Remedy); app.remedy_words words them
+as the window's controls, and the Notifier applies it to everything the status bar shows.
 """
 
 from __future__ import annotations
@@ -13,16 +13,17 @@ from pathlib import Path
 import pytest
 
 from engines.catalog import MODEL_SETS, Catalog
-from engines.errors import StudioError
+from engines.cli.words import say
+from engines.errors import Advice, Remedy, StudioError, join
 from engines.gpu import GpuInfo
 from tests.widget_texts import FLAG, flags_in, tree_items, widget_texts
 
 H200 = GpuInfo("NVIDIA H200", 9, 0, 150_000_000_000, "13.0")
 RTX_3070 = GpuInfo("NVIDIA GeForce RTX 3070", 8, 6, 8 * 2**30, "12.8")
 TENSORRT = "10.15.1.29"
-# flag in an engine sentence -> what the reworded sentence must name instead
+# flag in the CLI's wording of a sentence -> what the window's wording names instead
 CONTROLS = {"--backend": "Backend", "--decoder": "Decoder", "--precision": "Precision",
-            "--onnx": "Models > Manage models...", "models download": "Models > Manage models...",
+            "--onnx": "ONNX graphs", "models download": "Download under Advanced options",
             "--init-audio": "Open init audio", "--cfg": "CFG"}
 
 UNDER = " (under Advanced options in Models > Manage models...)"
@@ -67,12 +68,13 @@ def test_no_flag_anywhere_in_the_main_window(make_window, machine):
     win = make_window()
     win.resize(1280, 800)
     win.show()
-    win.studio.notifier.status("medium cannot run: use --backend tensorrt or --decoder same-s.")
+    win.studio.notifier.status(join("medium cannot run: use ", Remedy.value("backend", "tensorrt"),
+                                    " or ", Remedy.value("decoder", "same-s"), "."))
     texts = widget_texts(win) + [("statusBar", win.statusBar().currentMessage())]
     assert flags_in(texts) == []
-    # the combo shows catalog reasons that name flags in the engine's words: reworded
+    # the combo shows catalog reasons whose remedies the command line words as flags
     catalog = win.studio.models_controller.catalog
-    raw = [catalog.resolve(key).reason or "" for key in MODEL_SETS]
+    raw = [say(catalog.resolve(key).reason or "") for key in MODEL_SETS]
     assert any(FLAG.search(reason) for reason in raw)
     assert "Backend" in win.statusBar().currentMessage()
 
@@ -182,7 +184,7 @@ def _roots(base: Path) -> list[Path]:
 def engine_sentences(base: Path) -> set[str]:
     """Every reason, note and refusal the catalog gives for impossible combinations, and the
     other engine sentences that name commands (builder, inventory, downloads, requests)."""
-    from engines.models import builder, inventory
+    from engines.models import build_plan, inventory
     from engines.models.download_errors import TOKEN_HINT
     from engines.request import GenerationRequest, validate_request
 
@@ -197,48 +199,51 @@ def engine_sentences(base: Path) -> set[str]:
                 try:
                     answer = catalog.resolve(model, decoder, precision, backend, encoder, tier)
                 except StudioError as exc:
-                    found.add(str(exc))
+                    found.add(exc.args[0])
                     continue
                 found.update(n for n in (answer.reason, *answer.notes) if n)
         for sets, precision in ((["demo"], "fp32"), (["medium"], "fp16"), (["sm-sfx"], "fp8")):
             try:
-                builder.plan_builds(root, sets, "sm_90", precision)
+                build_plan.plan_builds(root, sets, "sm_90", precision)
             except StudioError as exc:
-                found.add(str(exc))
+                found.add(exc.args[0])
     found.update(inventory.tensorrt_fit_lines([], None))
-    found.add(f"Accept the licence at https://huggingface.co/x and give a token ({TOKEN_HINT}).")
+    found.add(join("Accept the licence at https://huggingface.co/x and give a token (",
+                   TOKEN_HINT, " or HF_TOKEN)."))
     for request in (GenerationRequest(prompt="x", model="demo", init_noise_level=0.5),
                     GenerationRequest(prompt="x", model="demo", inpaint_spans=[(0.5, 1.0)]),
                     GenerationRequest(prompt="x", model="demo", decoder="same-s")):
         try:
             validate_request(request, 380.0)
         except StudioError as exc:
-            found.add(str(exc))
+            found.add(exc.args[0])
     return found
 
 
 @pytest.fixture(scope="module")
 def sentences(tmp_path_factory) -> list[str]:
     found = engine_sentences(tmp_path_factory.mktemp("models"))
-    return sorted(s for s in found if FLAG.search(s) or "python main.py" in s)
+    return sorted(s for s in found if isinstance(s, Advice))
 
 
-def test_the_engines_do_write_flags_so_the_rewrite_has_work(sentences):
-    named = {flag for flag in CONTROLS if any(flag in s for s in sentences)}
+def test_the_engines_give_remedies_so_the_wording_has_work(sentences):
+    named = {flag for flag in CONTROLS if any(flag in say(s) for s in sentences)}
     assert {"--backend", "--decoder", "--precision", "models download", "--init-audio"} <= named
     assert len(sentences) >= 20
+    # in no front end's words, the engine writes no flag
+    assert [s for s in sentences if FLAG.search(str(s)) or "python main.py" in s] == []
 
 
 def test_every_engine_sentence_reaches_the_window_without_flags(sentences):
-    from app.gui_words import for_window
+    from app.remedy_words import for_window
 
     for sentence in sentences:
-        shown = for_window(sentence)
+        shown, cli = for_window(sentence), say(sentence)
         assert not FLAG.search(shown), (sentence, shown)
         assert "python main.py" not in shown, (sentence, shown)
         for flag, control in CONTROLS.items():
-            if flag in sentence:
-                assert control in shown, (flag, sentence, shown)
+            if flag in cli:
+                assert control in shown, (flag, cli, shown)
 
 
 def test_the_notifier_rewords_every_engine_sentence(qapp, sentences):
@@ -253,28 +258,45 @@ def test_the_notifier_rewords_every_engine_sentence(qapp, sentences):
     notifier.notices(sentences[:3])
     assert len(emitted) == 2 * len(sentences) + 1
     assert [t for t in [*emitted, *notifier.history] if FLAG.search(t)] == []
-    said = notifier.failed("x", StudioError("use --backend tensorrt."))
+    said = notifier.failed("x", StudioError(Advice("use {0}.", Remedy.value("backend",
+                                                                           "tensorrt"))))
     # what a dialog shows is the same sentence
-    assert said == "choose TensorRT in Backend" + UNDER + "."
+    assert said == "use TensorRT engines in Backend" + UNDER + "."
+
+
+BACKEND, DECODER = Remedy.value("backend", "tensorrt"), Remedy.value("decoder", "same-s")
 
 
 @pytest.mark.parametrize(("engine", "window"), [
-    ("The demo runs on ONNX Runtime only; choose --backend onnxruntime (or auto).",
-     "The demo runs on ONNX Runtime only; choose ONNX Runtime in Backend" + UNDER + " (or auto)."),
-    ("use --backend tensorrt or --decoder same-s.",
-     "choose TensorRT in Backend" + UNDER + " or choose SAME-S in Decoder."),
-    ("choose --precision fp16 or fp32, or --backend tensorrt.",
-     "choose fp16 or fp32 in Precision, or choose TensorRT in Backend" + UNDER + "."),
-    ("choose --precision fp32 or leave it unset.", "choose fp32 in Precision or leave it unset."),
-    ("leave --decoder unset.", "leave Decoder at its default."),
-    ("raise --cfg above 1 to use it.", "raise CFG above 1 to use it."),
-    ("or use fewer --jobs.", "or use fewer jobs."),
-    ("a --dry-run first", "a dry run first"),
-    ("download it with `python main.py models download sm-sfx --onnx`.",
-     "download it in Models > Manage models... (Stable Audio 3 Small SFX as ONNX graphs)."),
+    (Advice("The demo runs on ONNX Runtime only; choose {0} (or auto).",
+            Remedy.value("backend", "onnxruntime")),
+     "The demo runs on ONNX Runtime only; choose ONNX graphs in Backend" + UNDER + " (or auto)."),
+    (Advice("use {0} or {1}.", BACKEND, DECODER),
+     "use TensorRT engines in Backend" + UNDER + " or SAME-S in Decoder."),
+    (Advice("choose {0}, or {1}.", Remedy.value("precision", "fp16", "fp32"), BACKEND),
+     "choose fp16 or fp32 in Precision, or TensorRT engines in Backend" + UNDER + "."),
+    (Advice("choose {0} or leave it unset.", Remedy.value("precision", "fp32")),
+     "choose fp32 in Precision or leave it unset."),
+    (Advice("leave {0} unset.", Remedy.setting("decoder")), "leave Decoder unset."),
+    (Advice("raise {0} above 1 to use it.", Remedy.setting("cfg")), "raise CFG above 1 to use it."),
+    (Advice("pass {0}.", Remedy.file("init_audio")),
+     "pass init audio (File > Open init audio...)."),
+    (Advice("download it with {0}.", Remedy.command("models download", "sm-sfx",
+                                                    backend="onnxruntime")),
+     "download it with Download under Advanced options in Models > Manage models... "
+     "(Stable Audio 3 Small SFX, ONNX graphs)."),
     ("x--y and -- alone stay", "x--y and -- alone stay"),
 ])
-def test_sentences_are_reworded_to_name_the_control(engine, window):
-    from app.gui_words import for_window
+def test_sentences_are_worded_to_name_the_control(engine, window):
+    from app.remedy_words import for_window
 
     assert for_window(engine) == window
+
+
+def test_in_the_models_window_a_remedy_never_points_at_that_window():
+    from app.remedy_words import MODELS, for_window
+
+    shown = for_window(Advice("use {0}, or get it with {1}.", BACKEND,
+                              Remedy.command("models download", "medium")), MODELS)
+    assert shown == ("use TensorRT engines in Backend (under Advanced options), or get it with "
+                     "Download under Advanced options (Stable Audio 3 Medium, TensorRT engines).")

@@ -12,9 +12,11 @@ import pytest
 
 from engines import request as request_module
 from engines.catalog import MAX_SECONDS
+from engines.cli.generate import parse_span
+from engines.cli.words import say
 from engines.constants import DEFAULT_LIMITER_CEILING
 from engines.errors import AudioFileError, RequestError
-from engines.request import GenerationRequest, ValidatedRequest, parse_span, validate_request
+from engines.request import GenerationRequest, ValidatedRequest, validate_request
 
 SR = 44100
 
@@ -402,7 +404,8 @@ def test_whole_clip_inpaint_warns() -> None:
 
 def test_negative_prompt_at_cfg_one_warns() -> None:
     v = check(negative_prompt="muffled", seed=1)
-    assert "negative prompt has no effect at cfg 1; raise --cfg above 1 to use it." in v.warnings
+    assert "negative prompt has no effect at cfg 1; raise --cfg above 1 to use it." in [
+        say(w) for w in v.warnings]
     assert check(negative_prompt="muffled", cfg=3.0, seed=1).warnings == ()
 
 
@@ -486,11 +489,12 @@ def test_a_remedy_names_the_setting_as_each_front_end_calls_it(tmp_path: Path) -
         check(inpaint_spans=[(0.1, 0.3)])
     advice = caught.value.args[0]
     assert isinstance(advice, Advice) and advice.setting == "init_audio"
-    assert "pass --init-audio FILE (the spans" in str(caught.value)
+    assert "pass --init-audio FILE (the spans" in say(caught.value)
+    assert "pass an init audio file (the spans" in str(caught.value)  # no front end's words
     assert "pass an init_audio file in the row" in advice.worded(
         {"init_audio": "an init_audio file in the row"})
     warning = check(negative_prompt="noise").warnings[0]
-    assert warning == "negative prompt has no effect at cfg 1; raise --cfg above 1 to use it."
+    assert say(warning) == "negative prompt has no effect at cfg 1; raise --cfg above 1 to use it."
     again = pickle.loads(pickle.dumps(warning))  # worker processes send warnings back
     assert again == warning and again.worded({"cfg": "the row's cfg"}).startswith(
         "negative prompt has no effect at cfg 1; raise the row's cfg above 1")

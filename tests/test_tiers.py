@@ -17,6 +17,7 @@ import pytest
 
 from engines import demo
 from engines.catalog import Catalog, codec_tiers
+from engines.cli.words import say
 from engines.errors import ModelUnavailableError, RequestError
 from engines.generator import Generator
 from engines.gpu import GpuInfo
@@ -139,13 +140,13 @@ def test_fp8_tiers_are_refused_on_an_sm86_card_with_what_to_do(tmp_path: Path,
         for backend in ("tensorrt", "auto"):
             with pytest.raises(ModelUnavailableError) as caught:
                 _resolve(models, tier, backend)
-            reason = str(caught.value)
+            reason = say(caught.value)
             assert f"The {tier} decoder tier needs FP8 tensor cores" in reason, reason
             assert "8.9" in reason and "8.6" in reason and "--codec-tier canonical" in reason
             assert one_sentence(reason), reason
     with pytest.raises(ModelUnavailableError) as caught:  # both asked: both fixes named
         _resolve(models, "fp8", precision="fp8")
-    assert "--precision fp16 and --codec-tier canonical" in str(caught.value)
+    assert "--precision fp16 and --codec-tier canonical" in say(caught.value)
 
 
 def test_without_a_gpu_fp8_tiers_are_refused_and_the_demo_tiers_run(tmp_path: Path,
@@ -153,7 +154,7 @@ def test_without_a_gpu_fp8_tiers_are_refused_and_the_demo_tiers_run(tmp_path: Pa
     models = engines_tree(tmp_path, "sm_90", tiers=("canonical", "fp8"))
     with pytest.raises(ModelUnavailableError) as caught:
         _resolve(models, "fp8", backend="onnxruntime")
-    assert "--codec-tier canonical" in str(caught.value) and one_sentence(str(caught.value))
+    assert "--codec-tier canonical" in say(caught.value) and one_sentence(str(caught.value))
     catalog = Catalog(tmp_path / "demo-models", tensorrt_version=None)
     options = {o.name: o for o in codec_tier_options(catalog, "demo")}
     assert set(options) == {"canonical", "coarse"}
@@ -190,7 +191,7 @@ def test_default_pick_is_fp16mixed_with_the_canonical_codec_and_says_why(
     answer, reason = default_pick(catalog, "sm-sfx")
     assert (answer.precision, answer.files.decoder_tier) == ("fp16", "canonical")
     assert reason.startswith("fp16mixed (default) DiT + canonical SAME-S codec on TensorRT")
-    assert "--precision fp8" in reason and "--codec-tier fp8_fast" in reason
+    assert "--precision fp8" in say(reason) and "--codec-tier fp8_fast" in say(reason)
     # Asking for the fp8 DiT brings the fp8 codec tier with it when that is installed.
     fast = {o.name: o for o in codec_tier_options(catalog, "sm-sfx", precision="fp8")}
     assert fast["fp8"].default and not fast["canonical"].default

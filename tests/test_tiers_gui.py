@@ -16,6 +16,7 @@ from PySide6.QtCore import Qt
 
 from app.takes import Take
 from engines.catalog import MODEL_SETS
+from engines.cli.words import say
 from engines.tier_choice import codec_tier_options
 from engines.tiers import CODEC_INFO, PRECISION_INFO
 from tests.conftest import fake_gpu_probe
@@ -296,5 +297,5 @@ def test_no_flag_in_any_tier_text_of_the_window(qtbot, make_window, home, monkey
     texts += widget_texts(win)
     raw = [o.reason for o in codec_tier_options(win.studio.models_controller.catalog,
                                                  "sm-sfx") if o.reason]
-    assert any(re.search(r"--codec-tier", reason) for reason in raw)  # the engine's words
+    assert any(re.search(r"--codec-tier", say(reason)) for reason in raw)  # the CLI's words
     assert flags_in(texts) == []

@@ -23,6 +23,7 @@ from engines.backends.tensorrt.version import (
     unsupported_reason,
 )
 from engines.catalog import Catalog
+from engines.cli.words import say
 from engines.errors import BackendError
 from engines.gpu import GpuInfo
 from engines.models.inventory import (
@@ -181,7 +182,7 @@ def test_list_with_another_tensorrt_10_offers_a_rebuild(tmp_path, monkeypatch) -
     write_engine(tmp_path, "sm_120/sa3-m/dit_fp16.trt", b"no header")
     catalog = Catalog(tmp_path, gpu=GpuInfo("H200", 9, 0), tensorrt_version="10.16.1.11")
     lines = tensorrt_fit_lines(engines_on_disk(catalog), catalog.tensorrt_version)
-    assert sorted(lines) == [
+    assert sorted(say(line) for line in lines) == [
         "1 engine file in sm_120/sa3-m: taken to be a published engine built with TensorRT "
         "10.15.1.29 (the file does not say), but TensorRT 10.16.1.11 is installed, so it will "
         "not load; install TensorRT 10.15.1.29 with `pip install 'sa3-studio[tensorrt]'`, or "
@@ -207,7 +208,7 @@ def test_jit_engines_on_disk_are_named_as_unusable_not_as_a_version_to_install(t
     lines = tensorrt_fit_lines([jit, aot], "10.15.1.29")
     assert len(lines) == 2
     assert "JIT SAME-L engine" in lines[0] and "dec_fp16_chunkable_limiter.trt" in lines[0]
-    assert "models download medium" in lines[0]
+    assert "models download" in lines[0] and "for medium" in lines[0]
     assert lines[1].startswith("1 engine file in sm_90/same-l: built with TensorRT 10.15.1")
 
 

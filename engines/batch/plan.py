@@ -208,7 +208,7 @@ class _Planner:
         key = name_key(stem)  # the sidecar is stem.json whatever the audio's suffix
         if key == MANIFEST_STEM:
             self.problem(where, spec.name, f"{where}: the file name {file} would put its "
-                         "sidecar over manifest.json; change the name or --name.")
+                         "sidecar over manifest.json; change the name or the name template.")
             return None
         if key in self.used:
             self.problem(where, spec.name, f"{where}: {file} is already the name of a take "

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engines.errors import StudioError
+from engines.errors import Advice, Remedy, StudioError
 from engines.request import MAX_SEED, GenerationRequest
 
 if TYPE_CHECKING:
@@ -269,9 +269,10 @@ class WorkerPool:
                 self._workers[slot] = self._start(worker.cuda_devices, worker.restarts + 1)
             else:
                 worker.job = None
-            return Rendered(job.index, failure=f"The worker process rendering this take "
-                            f"stopped unexpectedly (exit code {code}; out of memory is the "
-                            "usual cause); render it again, or use fewer --jobs.")
+            return Rendered(job.index, failure=Advice(
+                f"The worker process rendering this take stopped unexpectedly (exit code "
+                f"{code}; out of memory is the usual cause); render it again, or use fewer "
+                "{0}.", Remedy.setting("jobs")))
         return None
 
     def close(self, wait: bool = True) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
 from pathlib import Path
 
 from engines.cli.finishing import add_finish_arguments, finish_settings
@@ -30,11 +31,12 @@ from engines.cli.support import (  # noqa: F401 - re-exported for the other CLIs
     run_command,
     warn,
 )
+from engines.cli.words import say
 from engines.delivery.deliver import deliver
 from engines.delivery.formats import FORMATS
 from engines.delivery.guard import default_protected
 from engines.delivery.take import from_result
-from engines.errors import StudioError
+from engines.errors import RequestError, StudioError
 from engines.failures import printable
 from engines.seeds import MAX_VARIATIONS, check_seed_run, random_seed_run
 
@@ -114,11 +116,11 @@ def run_generate(args: argparse.Namespace) -> int:
     from engines.constants import DEFAULT_LIMITER_CEILING
     from engines.generator import Generator
     from engines.provenance import init_entry
-    from engines.request import GenerationRequest, parse_span
+    from engines.request import GenerationRequest
 
     catalog = _catalog(args.models_dir)
     if args.list_models:
-        print("\n".join(printable(line) for line in catalog.format_table().splitlines()))
+        print("\n".join(printable(say(line)) for line in catalog.format_lines()))
         return EXIT_OK
     if args.prompt is None:
         raise UsageError("--prompt is required; describe the sound, e.g. --prompt \"coin "
@@ -258,3 +260,18 @@ def main(argv: list[str]) -> int:
         args_list = args_list[1:]
     args_list = _span_arguments(args_list)
     return run_command("generate", lambda: run_generate(build_parser().parse_args(args_list)))
+
+
+def parse_span(text: str) -> tuple[float, float]:
+    """"1.5:2.25" -> (1.5, 2.25), the seconds of one `--inpaint START:END`."""
+    parts = str(text).split(":")
+    hint = "write START:END in seconds, for example --inpaint 1.5:2.25"
+    if len(parts) != 2 or not all(p.strip() for p in parts):
+        raise RequestError(f"'{text}' is not a span; {hint}.")
+    try:
+        start, end = (float(p) for p in parts)
+    except ValueError:
+        raise RequestError(f"'{text}' is not a span of two numbers; {hint}.") from None
+    if not (math.isfinite(start) and math.isfinite(end)):
+        raise RequestError(f"'{text}' is not a span of finite numbers; {hint}.")
+    return start, end

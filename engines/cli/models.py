@@ -21,9 +21,11 @@ from engines.cli.support import (
     parser_class,
     run_command,
 )
-from engines.errors import BackendError, StudioError
+from engines.cli.words import say
+from engines.errors import StudioError
 from engines.failures import printable, sentence, shown
 from engines.models.inventory import human_size
+from engines.models.selftest import run_selftest
 
 SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
 PRECISIONS = ("fp16", "fp32", "fp8")
@@ -88,7 +90,7 @@ def cmd_list(args) -> int:
     print(printable("Model folders: " + ", ".join(str(r) for r in catalog.roots)))
     print("\nEngine files and TensorRT:")
     for line in tensorrt_fit_lines(engines_on_disk(catalog), catalog.tensorrt_version):
-        print(f"  {line}")
+        print(f"  {say(line)}")
     for entry in installed_sets(catalog):
         count = len(entry.files)
         print(f"\n{entry.model}: {entry.label} - {count} file{'s' if count != 1 else ''} on "
@@ -96,10 +98,10 @@ def cmd_list(args) -> int:
         for path, size in entry.files:
             print(f"  {path} ({human_size(size)})")
         for where, state in entry.runnable.items():
-            verdict = "ready" if state == "ready" else f"not ready - {state}"
+            verdict = "ready" if state == "ready" else f"not ready - {say(state)}"
             print(f"  {_run_label(where)}: {verdict}")
         for line in pick_lines(catalog, entry.model):
-            print(printable(f"  {line}"))
+            print(printable(f"  {say(line)}"))
     print(f"\nSpeed and quality (published figures); the default rule: {DEFAULT_RULE}.")
     for line in tier_table_lines():
         print(f"  {line}")
@@ -187,13 +189,13 @@ def cmd_build(args) -> int:
     models = _models_dir(args)
     catalog = default_catalog(models)
     _require_tensorrt(catalog)
-    from engines.models import builder
+    from engines.models import build_plan
 
     gpu = catalog.gpu
     if args.precision == "fp8" and not gpu.has_fp8:
         raise UsageError(f"fp8 engines need FP8 tensor cores (compute capability 8.9+); this "
                          f"GPU is {gpu.major}.{gpu.minor}: build fp16 instead.")
-    specs = builder.plan_builds(models, list(args.sets), gpu.sm, args.precision)
+    specs = build_plan.plan_builds(models, list(args.sets), gpu.sm, args.precision)
     if not specs:
         raise UsageError(f"No ONNX graphs for {', '.join(args.sets)} were found under "
                          f"{models / 'onnx'}; download them with `python main.py models "
@@ -222,48 +224,6 @@ def _build_all(specs, gpu, models: Path) -> int:
     return EXIT_OK
 
 
-def run_selftest(models: Path, catalog, report=print) -> dict:
-    """Build the demo set into TensorRT engines for this GPU and run one take through the
-    captured path. Returns timings; raises StudioError on failure."""
-    from engines import demo
-    from engines.backends.tensorrt.backend import TensorRTBackend
-    from engines.catalog import EngineFiles
-    from engines.models import builder
-    from engines.request import GenerationRequest, validate_request
-
-    gpu = catalog.gpu
-    demo.ensure_demo_models(models)
-    specs = builder.plan_builds(models, ["demo"], gpu.sm, "fp32")
-    timings = {}
-    start = time.perf_counter()
-    for spec in specs:
-        report(f"building {spec.engine_path.name}")
-        builder.build_engine(spec, gpu_cc=(gpu.major, gpu.minor))
-    timings["build_s"] = round(time.perf_counter() - start, 2)
-    by_role = {spec.role: spec.engine_path for spec in specs}
-    folder = demo.demo_dir(models)
-    files = EngineFiles(format="trt", text_encoder=by_role["text"],
-                        tokenizer=folder / demo.TOKENIZER_FILE, dit=by_role["dit"],
-                        decoder=by_role["decoder"], encoder=by_role.get("encoder"),
-                        decoder_tier="canonical", jit_plugin=False)
-    backend = TensorRTBackend(files, gpu_sm=gpu.sm)
-    try:
-        request = validate_request(GenerationRequest(prompt="self test: coin pickup", seed=1,
-                                                     seconds=2.0, model="demo"), 380.0)
-        first = backend.generate(request)
-        second = backend.generate(validate_request(
-            GenerationRequest(prompt="self test: coin pickup", seed=2, seconds=2.0,
-                              model="demo"), 380.0))
-    finally:
-        backend.close()
-    if second.details.get("path") != "replay":
-        raise BackendError("The self-test generation did not run as one CUDA-graph replay ("
-                           + "; ".join(second.warnings or ["no reason given"]) + ").")
-    timings.update(first_ms=round(first.timings_ms["total"], 1),
-                   replay_ms=round(second.timings_ms["total"], 1), path=second.details["path"])
-    return timings
-
-
 def cmd_selftest(args) -> int:
     from engines.models.inventory import default_catalog
 
@@ -271,7 +231,7 @@ def cmd_selftest(args) -> int:
     catalog = default_catalog(models)
     _require_tensorrt(catalog)
     try:
-        timings = run_selftest(models, catalog)
+        timings = run_selftest(models, catalog, lambda name: print(f"building {name}"))
     except StudioError as exc:
         print(f"error: the self-test failed: {printable(exc)}", file=sys.stderr)
         return EXIT_FAILED

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 
 from engines.cli.pipes import quiet_on_closed_pipes
+from engines.cli.words import say
 from engines.errors import BackendError, CancelledError, StudioError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -99,7 +100,7 @@ def _print_line(kind: str, message: object) -> None:
     from engines.failures import printable
 
     try:
-        print(f"{kind}: {printable(message)}", file=sys.stderr)
+        print(f"{kind}: {printable(say(message))}", file=sys.stderr)
     except Exception:  # a closed or broken stderr: nothing left to tell the user through
         pass
 
