@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from engines.batch.plan import Take
+from engines.batch.plan import PlannedTake
 from engines.batch.session import BatchEvents, BatchOptions, BatchSession, BatchSummary
-from engines.batch.workers import Rendered
+from engines.batch.workers import RenderedTake
 from engines.delivery.names import DEFAULT_TEMPLATE, check_template
 from engines.errors import RequestError, StudioError
 from engines.failures import shown
@@ -122,7 +122,7 @@ class _WindowEvents(BatchEvents):
         self._done += 1
         self._events.done(self._done, self._total, file, status)
 
-    def written(self, path: Path, take: Take, rendered: Rendered,
+    def written(self, path: Path, take: PlannedTake, rendered: RenderedTake,
                 library_id: int | None) -> None:
         finished = rendered.finished
         self._events.made(TakeMade(path, rendered.result, library_id, take.variation,

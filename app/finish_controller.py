@@ -17,7 +17,7 @@ from functools import partial
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.finish_audition import WrapAudition
-from app.finish_jobs import BackgroundJobs, Outcome
+from app.finish_jobs import BackgroundJobs, JobOutcome
 from app.finish_loop import LoopMaker
 from app.finish_preset_picker import RAW, PresetPicker
 from app.finish_render import figures, prewarm_loudness, raw_audio, readout, render
@@ -162,7 +162,7 @@ class FinishController(QObject):
             self._update_handles()
             self._update_loop_widgets(take)
 
-    def _job_done(self, outcome: Outcome) -> None:
+    def _job_done(self, outcome: JobOutcome) -> None:
         kind, take_id = outcome.key[0], outcome.key[1]
         take = self.session.takes.get(take_id)
         if take is None or kind not in ("render", "figures"):

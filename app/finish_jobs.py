@@ -20,7 +20,7 @@ THREADS = 2  # a finishing chain already runs its two channels side by side
 
 
 @dataclass
-class Outcome:
+class JobOutcome:
     """What came back for one submitted function: its value, or the exception it raised."""
 
     key: object
@@ -43,10 +43,10 @@ class _Job(QRunnable):
 
     def run(self) -> None:
         try:
-            outcome = Outcome(self.key, value=self.fn())
+            outcome = JobOutcome(self.key, value=self.fn())
         except BaseException as exc:  # noqa: BLE001 - handed to the GUI thread as one sentence
             log.info("background job %r failed", self.key, exc_info=True)
-            outcome = Outcome(self.key, error=exc)
+            outcome = JobOutcome(self.key, error=exc)
         try:
             self.carrier.done.emit(outcome)
         except RuntimeError:  # the window closed meanwhile: nobody is waiting
@@ -54,7 +54,7 @@ class _Job(QRunnable):
 
 
 class BackgroundJobs(QObject):
-    done = Signal(object)  # Outcome, on the GUI thread
+    done = Signal(object)  # JobOutcome, on the GUI thread
 
     def __init__(self, parent: QObject | None = None, threads: int = THREADS) -> None:
         super().__init__(parent)

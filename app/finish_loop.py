@@ -14,7 +14,7 @@ from functools import partial
 
 from PySide6.QtCore import QObject, Signal
 
-from app.finish_jobs import BackgroundJobs, Outcome
+from app.finish_jobs import BackgroundJobs, JobOutcome
 from app.finish_render import raw_audio
 from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
@@ -119,7 +119,7 @@ class LoopMaker(QObject):
             take_id, seam = self._model_jobs.pop(job_id)
             self._answer(take_id, seam, None, text)
 
-    def _crossfade_done(self, outcome: Outcome) -> None:
+    def _crossfade_done(self, outcome: JobOutcome) -> None:
         if not (isinstance(outcome.key, tuple) and outcome.key[0] == "crossfade"):
             return
         _, take_id, seam = outcome.key

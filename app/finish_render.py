@@ -24,7 +24,7 @@ Figures = tuple[float | None, float | None]  # (integrated LUFS, true peak dBTP)
 
 
 @dataclass(eq=False)
-class Rendered:
+class FinishedPreview:
     """One take finished by one chain. Replaced, never changed, when the chain changes; only
     `file_path` is filled in later, when the finished file is first written for a drag."""
 
@@ -77,7 +77,7 @@ def raw_audio(pcm: np.ndarray) -> np.ndarray:
     return float_from_pcm16(pcm)
 
 
-def render(pcm: np.ndarray, settings: FinishSettings, loop=None) -> Rendered:
+def render(pcm: np.ndarray, settings: FinishSettings, loop=None) -> FinishedPreview:
     """The take `pcm` (int16 (N, 2) at 44.1 kHz) finished by `settings`; a loop chain needs
     `loop` (engines.finish.loop.LoopResult), the loop made for this take, as its source."""
     from app.displaydata import prepare_display
@@ -94,8 +94,8 @@ def render(pcm: np.ndarray, settings: FinishSettings, loop=None) -> Rendered:
     finished = finish(source, settings)
     take = FinishedTake(finished, settings, loop)
     preview = for_player(finished.audio, finished.rate, circular=settings.loop)
-    return Rendered(take, preview, prepare_display(preview), figures(raw, SAMPLE_RATE),
-                    figures(finished.audio, finished.rate, circular=settings.loop))
+    return FinishedPreview(take, preview, prepare_display(preview), figures(raw, SAMPLE_RATE),
+                           figures(finished.audio, finished.rate, circular=settings.loop))
 
 
 def for_player(audio: np.ndarray, rate: int, circular: bool = False) -> np.ndarray:

@@ -13,7 +13,7 @@ from app.services import GpuService, Notifier, TakeModel
 from app.takes import Take
 from app.texts import LIST_RUNNING, NEGATIVE_OFF_HELP
 from app.widgets.tier_widgets import chosen
-from app.worker import Finished, Reroll
+from app.worker import GeneratedTake, Reroll
 from engines.catalog import get_model_set
 from engines.durations import duration_text
 from engines.errors import StudioError
@@ -217,7 +217,7 @@ class GenerationController(QObject):
                 "sample": f"step {done}/{steps}", "decode": "decoding"}.get(stage, stage)
         self.notifier.status(f"Take {index + 1}/{total}: {what}")
 
-    def _take_ready(self, finished: Finished) -> None:
+    def _take_ready(self, finished: GeneratedTake) -> None:
         result = finished.result
         req = result.request
         self._backend_of_model[req.model] = result.backend

@@ -36,8 +36,8 @@ class Take:
     # Finishing (issue 11). The raw `pcm` is never changed: `finishing` is the chain
     # (engines.finish.settings.FinishSettings, None: the take leaves as it came), `loop` the
     # engines.finish.loop.LoopResult made for it (kept while the rest of the chain changes, so
-    # a model loop is not paid for again), and `finished` the app.finish_render.Rendered audio
-    # derived from both, replaced whenever either changes.
+    # a model loop is not paid for again), and `finished` the
+    # app.finish_render.FinishedPreview audio derived from both, replaced whenever either changes.
     finishing: object | None = None
     loop: object | None = None
     finished: object | None = None
@@ -86,7 +86,7 @@ class Take:
         if files is None:
             return ""
         from engines.catalog import BACKEND_LABELS
-        from engines.tiers import CODEC_INFO, precision_info
+        from engines.catalog.tiers import CODEC_INFO, precision_info
 
         req = result.request
         try:

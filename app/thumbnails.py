@@ -25,7 +25,7 @@ import numpy as np
 from PySide6.QtCore import QObject, QSize, Signal
 from PySide6.QtGui import QImage, QPixmap
 
-from app.finish_jobs import BackgroundJobs, Outcome
+from app.finish_jobs import BackgroundJobs, JobOutcome
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ class ThumbnailCache(QObject):
             self._running.add(full)
             self._jobs.submit(full, work, after_ms=START_DELAY_MS)
 
-    def _done(self, outcome: Outcome) -> None:
+    def _done(self, outcome: JobOutcome) -> None:
         full = outcome.key
         if full not in self._running:
             return  # forgotten meanwhile (clear)

@@ -16,7 +16,7 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QComboBox
 
 from app.widgets.tier_widgets import DEFAULT_ROLE, chosen, tier_words
-from engines.tier_choice import TierOption, codec_tier_options, precision_options
+from engines.catalog.tier_choice import TierOption, codec_tier_options, precision_options
 
 log = logging.getLogger(__name__)
 

@@ -47,7 +47,7 @@ def decode_other_tiers(worker, result, report, cancel) -> list[tuple[object, dic
     """On the GPU worker: `result` through every other available codec tier, each with its
     display data (app.displaydata), in the decoder's tier order."""
     from app.displaydata import for_result
-    from engines.tier_choice import codec_tier_options
+    from engines.catalog.tier_choice import codec_tier_options
 
     generator = worker.generator()
     req = result.request

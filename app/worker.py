@@ -46,8 +46,8 @@ class Batch:
 
 
 @dataclass
-class Finished:
-    """What the GUI receives for one take."""
+class GeneratedTake:
+    """What the GUI receives for one generated take (GpuWorker.takeReady)."""
 
     batch_id: int
     job: Job
@@ -106,7 +106,7 @@ class GpuWorker(QObject):
     taskProgress = Signal(int, str)  # task, one line
     taskDone = Signal(int, object)
     taskFailed = Signal(int, str)
-    takeReady = Signal(object)  # Finished
+    takeReady = Signal(object)  # GeneratedTake
     failed = Signal(int, str)  # batch, one-sentence message
     cancelled = Signal(int)
     batchDone = Signal(int)
@@ -148,7 +148,7 @@ class GpuWorker(QObject):
 
                 result, rejected = self._generate(batch.batch_id, job, report)
                 display = self._make_display(result) if self._make_display else {}
-                finished = Finished(batch.batch_id, job, result, display, rejected=rejected)
+                finished = GeneratedTake(batch.batch_id, job, result, display, rejected=rejected)
                 self._record(job, finished)
                 self.takeReady.emit(finished)
         except CancelledError:
@@ -241,7 +241,7 @@ class GpuWorker(QObject):
         else:
             self.taskDone.emit(task.task_id, result)
 
-    def _record(self, job: Job, finished: Finished) -> None:
+    def _record(self, job: Job, finished: GeneratedTake) -> None:
         """Keep the take in the library from this thread: writing the audio and hashing new
         engine files (seconds for a GB engine, once) never stall the window."""
         if self._make_library is None:

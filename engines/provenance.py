@@ -70,8 +70,8 @@ def _decoded_from(details: dict) -> dict:
 
 def tier_entry(precision: str, decoder: str, tier: str) -> dict:
     """The DiT precision and codec tier of a take with their speed and quality in words
-    (engines.tiers), so a sidecar explains what was traded without the app at hand."""
-    from engines.tiers import CODEC_INFO, PRECISION_INFO
+    (engines.catalog.tiers), so a sidecar explains what was traded without the app at hand."""
+    from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO
 
     dit = PRECISION_INFO.get(precision)
     codec = CODEC_INFO.get((decoder, tier))

@@ -78,7 +78,7 @@ class GenerationRequest:
     limiter_ceiling: float = DEFAULT_LIMITER_CEILING
     backend: str = "auto"
     # canonical | fp8 | fp8_fast | legacy (SA3 codecs), canonical | coarse (demo); None: the
-    # catalog's default rule (engines.tiers.DEFAULT_RULE) picks it.
+    # catalog's default rule (engines.catalog.tiers.DEFAULT_RULE) picks it.
     codec_tier: str | None = None
 
 

@@ -5,7 +5,8 @@ they hold for code no test happens to import:
   function-level imports alike (a function-level import only hides a circle, it does not break
   it); imports under `if TYPE_CHECKING:` do not count, they never run;
 - engines.cli is a front end like app/: no module outside it imports it;
-- no module in app/ or engines/ over MAX_LINES lines.
+- no module in app/ or engines/ over MAX_LINES lines;
+- no two classes in app/ and engines/ share a name (a name means one thing).
 
 That engines/ never imports Qt or sounddevice is checked in test_layering.py.
 """
@@ -20,6 +21,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("app", "engines")
 MAX_LINES = 400
+# Class names that may be defined more than once, with the reason; none today.
+SHARED_CLASS_NAMES: dict[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -226,3 +229,18 @@ def test_no_module_over_max_lines() -> None:
     )
     assert not long, f"modules over {MAX_LINES} lines (split them by job):\n" + "\n".join(
         f"  {name}: {count}" for count, name in long)
+
+
+def test_no_two_classes_share_a_name() -> None:
+    # Issue 21: `Take`, `Finished`, `Rendered` and `Outcome` each named two different classes.
+    defined: dict[str, list[str]] = {}
+    for module, path in _sources().items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                defined.setdefault(node.name, []).append(f"{module}:{node.lineno}")
+    assert len(defined) > 100  # the walk found the classes
+    shared = {name: where for name, where in sorted(defined.items())
+              if len(where) > 1 and name not in SHARED_CLASS_NAMES}
+    assert not shared, "class names defined more than once (rename them to say what each is):\n" + \
+        "\n".join(f"  {name}: {', '.join(where)}" for name, where in shared.items())

@@ -17,7 +17,7 @@ from engines.batch.items import RowDefaults, RowError, parse_row
 from engines.batch.manifest import MANIFEST_NAME, Manifest, read_earlier
 from engines.batch.plan import make_plan, params_hash
 from engines.batch.sound_list import ListError, read_list
-from engines.batch.workers import Rendered, TakeJob, TakeRenderer, WorkerPool
+from engines.batch.workers import RenderedTake, TakeJob, TakeRenderer, WorkerPool
 from engines.errors import BackendError
 from engines.request import GenerationRequest
 from tests.conftest import H200
@@ -266,7 +266,7 @@ def test_a_failing_take_is_a_sentence_and_a_bug_is_logged_not_raised(tmp_path: P
         raise BackendError("The engine failed; try again.")
 
     monkeypatch.setattr(renderer.generator, "generate", engine_failure)
-    assert renderer.render(job) == Rendered(3, failure="The engine failed; try again.")
+    assert renderer.render(job) == RenderedTake(3, failure="The engine failed; try again.")
 
     def bug(request):
         raise KeyError("oops")

@@ -17,13 +17,13 @@ import pytest
 
 from engines import demo
 from engines.catalog import Catalog, codec_tiers
+from engines.catalog.tier_choice import codec_tier_options, default_pick, precision_options
+from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO, codec_infos
 from engines.cli.words import say
 from engines.errors import ModelUnavailableError, RequestError
 from engines.generator import Generator
 from engines.gpu import GpuInfo
 from engines.request import GenerationRequest, validate_request
-from engines.tier_choice import codec_tier_options, default_pick, precision_options
-from engines.tiers import CODEC_INFO, PRECISION_INFO, codec_infos
 from tests.conftest import fake_gpu_probe
 
 TRT = "10.15.1.29"

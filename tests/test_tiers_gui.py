@@ -16,9 +16,9 @@ from PySide6.QtCore import Qt
 
 from app.takes import Take
 from engines.catalog import MODEL_SETS
+from engines.catalog.tier_choice import codec_tier_options
+from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO
 from engines.cli.words import say
-from engines.tier_choice import codec_tier_options
-from engines.tiers import CODEC_INFO, PRECISION_INFO
 from tests.conftest import fake_gpu_probe
 from tests.test_gui import WAIT_MS, child, generate
 from tests.test_tiers import A6000, TRT, engines_tree, one_sentence
@@ -216,7 +216,7 @@ def test_what_cannot_be_compared_is_one_sentence(qtbot, window, monkeypatch):
 
     import dataclasses
 
-    import engines.tier_choice as tier_choice
+    import engines.catalog.tier_choice as tier_choice
 
     real = tier_choice.codec_tier_options
 

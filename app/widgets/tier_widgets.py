@@ -26,8 +26,8 @@ def tier_words(text: str, here: str = MAIN) -> str:
 
 def pick_words(catalog, model: str, here: str = MAIN) -> str:
     """What Generate would use for `model` with every choice left at its default, and why
-    (engines.tier_choice.default_pick), in the window's words."""
-    from engines.tier_choice import default_pick
+    (engines.catalog.tier_choice.default_pick), in the window's words."""
+    from engines.catalog.tier_choice import default_pick
 
     try:
         answer, reason = default_pick(catalog, model)

@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from engines.batch.plan import DONE, Take
+from engines.batch.plan import DONE, PlannedTake
 from engines.request import default_seconds
 
 # model -> (ms per take, ms per sampler step, ms per second of audio), rough.
@@ -28,7 +28,7 @@ class Estimate:
     source: str  # which method, in words
 
 
-def take_seconds(take: Take) -> float:
+def take_seconds(take: PlannedTake) -> float:
     """The audio length a take will have (the init file's, else its model's default length,
     when the row gives none)."""
     spec = take.spec
@@ -43,7 +43,7 @@ def take_seconds(take: Take) -> float:
     return default_seconds(spec.model)
 
 
-def estimate(takes: list[Take], earlier: list[dict[str, Any]], jobs: int) -> Estimate:
+def estimate(takes: list[PlannedTake], earlier: list[dict[str, Any]], jobs: int) -> Estimate:
     lengths = [take_seconds(take) for take in takes]
     total_audio = sum(lengths)
     if not takes:
@@ -64,7 +64,7 @@ def estimate(takes: list[Take], earlier: list[dict[str, Any]], jobs: int) -> Est
                     "after a first run into this folder, dry runs use its timings")
 
 
-def _constant_ms(take: Take, seconds: float) -> float:
+def _constant_ms(take: PlannedTake, seconds: float) -> float:
     per_take, per_step, per_second = MODEL_COST_MS[take.spec.model]
     passes = 2 if take.spec.cfg != 1.0 else 1  # guidance runs the model twice per step
     renders = 2 if take.finishing is not None and take.finishing.loop else 1  # the seam

@@ -70,7 +70,7 @@ class RowSpec:
     preset: str | None
     category: str  # a UCS CatID (checked against the user's UCS list) or a free tag
     backend: str
-    codec_tier: str | None = None  # None: the default rule (engines.tiers.DEFAULT_RULE)
+    codec_tier: str | None = None  # None: the default rule (engines.catalog.tiers.DEFAULT_RULE)
     fx_name: str = ""  # UCS blocks for the files' names and metadata ("": the run's)
     creator: str = ""
     source: str = ""

@@ -21,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from engines.batch.plan import MANIFEST_NAME, Problem, Take
+from engines.batch.plan import MANIFEST_NAME, PlannedTake, Problem
 from engines.failures import path_text, reason, shown
 
 MANIFEST_VERSION = 1
@@ -38,7 +38,7 @@ class Manifest:
 
     @classmethod
     def for_plan(cls, out_dir: Path, header: dict[str, Any],
-                 entries: list[Take | Problem]) -> Manifest:
+                 entries: list[PlannedTake | Problem]) -> Manifest:
         return cls(out_dir, header, [entry_for(e) for e in entries])
 
     def entry(self, index: int) -> dict:
@@ -84,7 +84,7 @@ class Manifest:
         release(temp)
 
 
-def entry_for(item: Take | Problem) -> dict:
+def entry_for(item: PlannedTake | Problem) -> dict:
     """The manifest entry of a planned take (pending, or skipped with what the earlier run
     recorded) or of a problem (failed)."""
     if isinstance(item, Problem):

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from engines.batch.keeping import LibraryKeeper
-from engines.batch.plan import Take
-from engines.batch.workers import Rendered
+from engines.batch.plan import PlannedTake
+from engines.batch.workers import RenderedTake
 from engines.delivery.deliver import deliver
 from engines.delivery.sidecar import sidecar_path
 from engines.delivery.take import from_result
@@ -26,7 +26,7 @@ class TakeWriter:
         self._list = path_text(list_path.resolve())
         self._keeper = keeper
 
-    def write(self, take: Take, rendered: Rendered) -> dict[str, Any]:
+    def write(self, take: PlannedTake, rendered: RenderedTake) -> dict[str, Any]:
         """The manifest changes for the take: status ok, or failed with the reason."""
         result, finished = rendered.result, rendered.finished
         out = self.out_dir / take.file

@@ -41,7 +41,7 @@ FinishingFor = Callable[[str | None, bool | None, str | None], tuple[Any, str]]
 
 
 @dataclass(frozen=True)
-class Take:
+class PlannedTake:
     index: int  # its place in the manifest
     spec: RowSpec
     variation: int  # 1-based
@@ -77,15 +77,15 @@ class Problem:
 
 @dataclass(frozen=True)
 class Plan:
-    entries: list[Take | Problem]
+    entries: list[PlannedTake | Problem]
 
     @property
-    def takes(self) -> list[Take]:
-        return [e for e in self.entries if isinstance(e, Take)]
+    def takes(self) -> list[PlannedTake]:
+        return [e for e in self.entries if isinstance(e, PlannedTake)]
 
     @property
-    def to_render(self) -> list[Take]:
-        return [e for e in self.entries if isinstance(e, Take) and not e.skipped]
+    def to_render(self) -> list[PlannedTake]:
+        return [e for e in self.entries if isinstance(e, PlannedTake) and not e.skipped]
 
     @property
     def problems(self) -> list[Problem]:
@@ -135,7 +135,7 @@ class _Planner:
         self.force = force
         self.earlier = {_key(e.get("name"), e.get("variation"), e.get("params_hash")): e
                         for e in earlier if isinstance(e, dict)}
-        self.entries: list[Take | Problem] = []
+        self.entries: list[PlannedTake | Problem] = []
         self.used: dict[str, str] = {}  # name_key(stem) -> where it was first used
 
     def problem(self, where: str, name: str, reason: str, file: str | None = None) -> None:
@@ -157,7 +157,7 @@ class _Planner:
                 continue
             skip = (not self.force and before is not None and before.get("status") in DONE
                     and before.get("file") == file and (self.out_dir / file).is_file())
-            self.entries.append(Take(len(self.entries), spec, k, seed, spec.seed is None,
+            self.entries.append(PlannedTake(len(self.entries), spec, k, seed, spec.seed is None,
                                      reused, file, digest, finishing, fmt,
                                      before if skip else None, labels))
 

@@ -20,9 +20,9 @@ from typing import Any
 from engines.batch.items import for_list
 from engines.batch.manifest import Manifest
 from engines.batch.output import TakeWriter
-from engines.batch.plan import Plan, Take
+from engines.batch.plan import Plan, PlannedTake
 from engines.batch.progress import Progress
-from engines.batch.workers import Rendered, TakeJob, unexpected
+from engines.batch.workers import RenderedTake, TakeJob, unexpected
 from engines.errors import StudioError
 from engines.failures import sentence, shown
 
@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class Outcome:
+class BatchOutcome:
     cancelled: bool = False
     manifest_error: str | None = None
     audio_seconds: float = 0.0
@@ -73,12 +73,12 @@ class StopRequest:
 
 def run_batch(plan: Plan, manifest: Manifest, renderer: Any, writer: TakeWriter,
               progress: Progress, stop: StopRequest,
-              unavailable: dict[int, str] | None = None) -> Outcome:
+              unavailable: dict[int, str] | None = None) -> BatchOutcome:
     """Render every take of `plan` that is not skipped. `unavailable`: takes that cannot run
     here (index -> reason), failed without rendering."""
-    run = _Run(manifest, writer, progress)
+    run = _BatchRun(manifest, writer, progress)
     started = time.perf_counter()
-    todo: deque[Take] = deque()
+    todo: deque[PlannedTake] = deque()
     for take in plan.to_render:
         if unavailable and take.index in unavailable:
             run.record(take, {"status": "failed",
@@ -86,7 +86,7 @@ def run_batch(plan: Plan, manifest: Manifest, renderer: Any, writer: TakeWriter,
         else:
             todo.append(take)
     run.save()  # the plan, with its seeds, before the first take: a rerun reuses them
-    in_flight: dict[int, Take] = {}
+    in_flight: dict[int, PlannedTake] = {}
     finished_normally = False
     try:
         while True:
@@ -107,11 +107,11 @@ def run_batch(plan: Plan, manifest: Manifest, renderer: Any, writer: TakeWriter,
                 run.record(take, {"status": "failed", "reason": f"{take.where}: no worker "
                                   "process was left to render it; render it again."}, 0.0)
         run.save()
-    return Outcome(stop.requested and bool(todo), run.manifest_error, run.audio_seconds,
+    return BatchOutcome(stop.requested and bool(todo), run.manifest_error, run.audio_seconds,
                    time.perf_counter() - started)
 
 
-class _Run:
+class _BatchRun:
     def __init__(self, manifest: Manifest, writer: TakeWriter, progress: Progress) -> None:
         self.manifest = manifest
         self.writer = writer
@@ -119,7 +119,7 @@ class _Run:
         self.manifest_error: str | None = None
         self.audio_seconds = 0.0
 
-    def finish(self, take: Take, rendered: Rendered) -> None:
+    def finish(self, take: PlannedTake, rendered: RenderedTake) -> None:
         started = time.perf_counter()
         if rendered.failure is not None:
             changes = {"status": "failed", "reason": f"{take.where}: {rendered.failure}"}
@@ -136,7 +136,7 @@ class _Run:
         self.record(take, changes, wall_s)
         self.save()
 
-    def _write(self, take: Take, rendered: Rendered) -> dict[str, Any]:
+    def _write(self, take: PlannedTake, rendered: RenderedTake) -> dict[str, Any]:
         try:
             return self.writer.write(take, rendered)
         except StudioError as exc:
@@ -148,7 +148,7 @@ class _Run:
             reason = unexpected(exc)
         return {"status": "failed", "reason": f"{take.where}: {reason}"}
 
-    def _facts(self, take: Take) -> dict[str, int]:
+    def _facts(self, take: PlannedTake) -> dict[str, int]:
         """The written file's frames and bytes, which a rerun checks before it skips the take
         (engines.batch.resume); none when it cannot be read back, so the rerun renders it."""
         from engines.batch.resume import file_facts
@@ -159,7 +159,7 @@ class _Run:
             log.warning("could not read back %s", take.file, exc_info=True)
             return {}
 
-    def _warnings(self, take: Take, rendered: Rendered) -> list[str]:
+    def _warnings(self, take: PlannedTake, rendered: RenderedTake) -> list[str]:
         from engines.finish.quality import describe_flag
 
         result, finished = rendered.result, rendered.finished
@@ -170,7 +170,7 @@ class _Run:
             self.progress.say("warning", f"{take.file}: {warning}")
         return warnings
 
-    def record(self, take: Take, changes: dict[str, Any], wall_s: float) -> None:
+    def record(self, take: PlannedTake, changes: dict[str, Any], wall_s: float) -> None:
         timings = dict(changes.pop("timings_ms", {}) or {})
         if changes.get("status") == "ok":
             timings["wall"] = round(wall_s * 1e3, 1)

@@ -34,11 +34,11 @@ from engines.batch.items import RowDefaults
 from engines.batch.keeping import LibraryKeeper
 from engines.batch.manifest import Manifest, header_for, read_earlier
 from engines.batch.output import TakeWriter
-from engines.batch.plan import FinishingFor, Plan, Take, make_plan
+from engines.batch.plan import FinishingFor, Plan, PlannedTake, make_plan
 from engines.batch.resume import verified
 from engines.batch.runner import StopRequest, run_batch
 from engines.batch.sound_list import ListError, read_list
-from engines.batch.workers import InlineRenderer, Rendered, TakeJob, TakeRenderer, WorkerPool
+from engines.batch.workers import InlineRenderer, RenderedTake, TakeJob, TakeRenderer, WorkerPool
 from engines.delivery.labels import make_labels
 from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.delivery.take import Labels
@@ -92,7 +92,7 @@ class BatchEvents:
     def take_done(self, file: str, status: str, seconds: float) -> None:
         """A take is recorded in the manifest: status ok or failed."""
 
-    def written(self, path: Path, take: Take, rendered: Rendered,
+    def written(self, path: Path, take: PlannedTake, rendered: RenderedTake,
                 library_id: int | None) -> None:
         """A take's file is in place (and kept in the library as `library_id`)."""
 
@@ -262,7 +262,7 @@ def studio_labels(say: Callable[[str, object], None]) -> Labels:
         return Labels()
 
 
-def _cannot_run(catalog: Any, to_render: list[Take]) -> dict[int, str]:
+def _cannot_run(catalog: Any, to_render: list[PlannedTake]) -> dict[int, str]:
     """Takes whose engines cannot run here (index -> reason)."""
     if catalog is None:
         return {}
@@ -320,7 +320,7 @@ class _TellingWriter:
         self._writer = writer
         self._events = events
 
-    def write(self, take: Take, rendered: Rendered) -> dict[str, Any]:
+    def write(self, take: PlannedTake, rendered: RenderedTake) -> dict[str, Any]:
         changes = self._writer.write(take, rendered)
         if changes.get("status") == "ok":
             try:

@@ -48,7 +48,7 @@ class TakeJob:
 
 
 @dataclass
-class Rendered:
+class RenderedTake:
     index: int
     result: GenerationResult | None = None  # its step latents dropped: nothing reads them
     finished: FinishedTake | None = None
@@ -67,7 +67,7 @@ class TakeRenderer:
         self.generator = Generator(catalog if catalog is not None
                                    else default_catalog(models_dir))
 
-    def render(self, job: TakeJob) -> Rendered:
+    def render(self, job: TakeJob) -> RenderedTake:
         """The take, or its failure as one sentence: one bad take never stops the batch."""
         started = time.perf_counter()
         try:
@@ -76,16 +76,16 @@ class TakeRenderer:
             engine_ms = (time.perf_counter() - started) * 1e3
             finished = None if job.finishing is None else self._finish(result, job.finishing)
         except StudioError as exc:
-            return Rendered(job.index, failure=str(exc))
+            return RenderedTake(job.index, failure=str(exc))
         except OSError as exc:
             from engines.failures import sentence
 
-            return Rendered(job.index, failure=sentence("Could not render the take", exc))
+            return RenderedTake(job.index, failure=sentence("Could not render the take", exc))
         except Exception as exc:  # a bug in one take must not kill the batch: log it, go on
             log.exception("take %d failed unexpectedly", job.index)
-            return Rendered(job.index, failure=unexpected(exc))
+            return RenderedTake(job.index, failure=unexpected(exc))
         finish_ms = (time.perf_counter() - started) * 1e3 - engine_ms
-        return Rendered(job.index, result, finished, None, engine_ms, finish_ms)
+        return RenderedTake(job.index, result, finished, None, engine_ms, finish_ms)
 
     def _finish(self, result: Any, settings: Any) -> Any:
         """finish_take, except that a model loop's seam gets a seed derived from the take's, so
@@ -244,11 +244,11 @@ class WorkerPool:
         worker.job = job
         worker.tasks.put(job)
 
-    def next_result(self) -> Rendered:
+    def next_result(self) -> RenderedTake:
         """The next take a worker finished (or lost, when the worker died while on it)."""
         while True:
             try:
-                rendered: Rendered = self._results.get(timeout=POLL_S)
+                rendered: RenderedTake = self._results.get(timeout=POLL_S)
             except queue.Empty:
                 lost = self._lost_take()
                 if lost is not None:
@@ -260,7 +260,7 @@ class WorkerPool:
                     return rendered
             # A result for a take already reported lost: its worker died after sending it.
 
-    def _lost_take(self) -> Rendered | None:
+    def _lost_take(self) -> RenderedTake | None:
         for slot, worker in enumerate(self._workers):
             if worker.job is None or worker.process.is_alive():
                 continue
@@ -269,7 +269,7 @@ class WorkerPool:
                 self._workers[slot] = self._start(worker.cuda_devices, worker.restarts + 1)
             else:
                 worker.job = None
-            return Rendered(job.index, failure=Advice(
+            return RenderedTake(job.index, failure=Advice(
                 f"The worker process rendering this take stopped unexpectedly (exit code "
                 f"{code}; out of memory is the usual cause); render it again, or use fewer "
                 "{0}.", Remedy.setting("jobs")))
@@ -322,7 +322,7 @@ class InlineRenderer:
     def submit(self, job: TakeJob) -> None:
         self._job = job
 
-    def next_result(self) -> Rendered:
+    def next_result(self) -> RenderedTake:
         job, self._job = self._job, None
         assert job is not None
         if self._on_start is not None:

@@ -72,6 +72,8 @@ def _models_dir(args) -> Path:
 
 
 def cmd_list(args) -> int:
+    from engines.catalog.tier_choice import pick_lines
+    from engines.catalog.tiers import DEFAULT_RULE, tier_table_lines
     from engines.models.inventory import (
         default_catalog,
         engines_on_disk,
@@ -79,8 +81,6 @@ def cmd_list(args) -> int:
         machine_report,
         tensorrt_fit_lines,
     )
-    from engines.tier_choice import pick_lines
-    from engines.tiers import DEFAULT_RULE, tier_table_lines
 
     catalog = default_catalog(_models_dir(args))
     report = machine_report(catalog.gpu, tensorrt=catalog.tensorrt_version)

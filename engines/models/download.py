@@ -109,7 +109,7 @@ class _Interrupted(Exception):
     rest again like after a dropped connection."""
 
 
-class _Run:
+class _DownloadRun:
     """One call of `download`: shared progress totals, the token, the pinned commits."""
 
     def __init__(self, models_dir: Path, *, token: str | None, endpoint: str, revision: str,
@@ -313,7 +313,7 @@ def download(plan: DownloadPlan, models_dir: Path, *, progress: ProgressCallback
                             f"choose another models folder.")
     check_disk_space(plan, models_dir)
     token = token or resolve_token()
-    run = _Run(models_dir, token=token, endpoint=endpoint, revision=revision,
+    run = _DownloadRun(models_dir, token=token, endpoint=endpoint, revision=revision,
                progress=progress, cancel=cancel, all_total=plan.total_bytes)
     paths = [run.fetch(remote) for remote in plan.files]
     log.info("downloaded %d file(s) into %s", len(paths), models_dir)

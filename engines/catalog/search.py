@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from engines.backends.tensorrt.version import unsupported_reason
-from engines.catalog_tables import (
+from engines.catalog.tables import (
     BACKEND_LABELS,
     CODEC_FILES,
     DECODERS,

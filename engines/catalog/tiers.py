@@ -4,14 +4,14 @@ figures; and the rule that picks the default combination.
 One table, so the CLI, the sidecar and the GUI all say the same thing. Speed figures are the
 published ones (SA3_CONTRACTS and the SA3 model card): codec tiers are measured against the bf16
 SAME-S (fp16 SAME-L) decode, the fp8 DiT on sm_120. Nothing here is measured on this machine.
-What is installed and runnable here is engines.tier_choice's question.
+What is installed and runnable here is engines.catalog.tier_choice's question.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engines.catalog_tables import codec_tiers
+from engines.catalog.tables import codec_tiers
 
 DEFAULT_RULE = (
     "the fp16mixed DiT with the canonical codec tier, on every GPU; the legacy codec only when "
@@ -84,14 +84,14 @@ ENCODER_NOTE = ("A codec tier also chooses the encoder of the same tier for audi
 
 def precision_info(precision: str) -> TierInfo:
     """The table row of a DiT precision ("fp16mixed" and "bf16" are fp16)."""
-    from engines.catalog_names import normalize_precision
+    from engines.catalog.names import normalize_precision
 
     return PRECISION_INFO[normalize_precision(precision)]
 
 
 def codec_info(decoder: str, tier: str) -> TierInfo:
     """The table row of one codec tier of `decoder` (KeyError for a pair that does not exist:
-    engines.catalog_names.normalize_tier refuses those in words)."""
+    engines.catalog.names.normalize_tier refuses those in words)."""
     return CODEC_INFO[(decoder, tier)]
 
 

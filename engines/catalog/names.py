@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from engines.catalog_tables import (
+from engines.catalog.tables import (
     BACKEND_ALIASES,
     BACKENDS,
     DECODERS,

@@ -20,15 +20,15 @@ from engines.catalog import (
     get_model_set,
     paired_decoder,
 )
+from engines.catalog.tiers import DEFAULT_RULE, PRECISION_INFO, TierInfo, codec_info
 from engines.errors import Remedy, join
-from engines.tiers import DEFAULT_RULE, PRECISION_INFO, TierInfo, codec_info
 
 
 @dataclass(frozen=True)
 class TierOption:
     """One precision or codec tier as offered on this machine."""
 
-    info: TierInfo  # speed and quality in words (engines.tiers)
+    info: TierInfo  # speed and quality in words (engines.catalog.tiers)
     available: bool
     reason: str | None  # why not, one sentence (None when available)
     default: bool  # the default rule picks this one here

@@ -4,10 +4,13 @@ The catalog only looks (stat, and a graph-only ONNX read); it never writes. The 
 is `Catalog.prepare`, which asks `engines.demo` to build the procedural demo on first use.
 
 Its parts live in their own modules and are re-exported here, so callers import from this one:
-  engines.catalog_tables   what exists, and the file names each is stored under
-  engines.catalog_names    checks of the names a request names
-  engines.catalog_search   where one choice's files are on disk, for TensorRT or ONNX Runtime
+  engines.catalog.tables   what exists, and the file names each is stored under
+  engines.catalog.names    checks of the names a request names
+  engines.catalog.search   where one choice's files are on disk, for TensorRT or ONNX Runtime
   engines.onnx_ops         which operators of an ONNX graph ONNX Runtime lacks
+Beside them, imported by name (not re-exported):
+  engines.catalog.tiers        each codec tier and precision in words, and the default rule
+  engines.catalog.tier_choice  which tiers and precisions are installed and runnable here
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engines.backends.tensorrt.version import unsupported_reason
-from engines.catalog_names import (
+from engines.catalog.names import (
     get_model_set,
     normalize_backend,
     normalize_decoder,
@@ -28,14 +31,14 @@ from engines.catalog_names import (
     normalize_tier,
     paired_decoder,
 )
-from engines.catalog_search import (
+from engines.catalog.search import (
     Choice,
     EngineFiles,
     EngineSearch,
     Unavailable,
     demo_files,
 )
-from engines.catalog_tables import (
+from engines.catalog.tables import (
     BACKEND_LABELS,
     BACKENDS,
     CODEC_FILES,
@@ -75,14 +78,14 @@ from engines.onnx_ops import ORT_DOMAINS, foreign_onnx_ops
 __all__ = [
     # the catalog and its answers
     "PROBE", "Availability", "Catalog", "EngineFiles",
-    # what exists (engines.catalog_tables)
+    # what exists (engines.catalog.tables)
     "BACKENDS", "BACKEND_LABELS", "CODEC_FILES", "DECODERS", "DEMO_BUILT_NOTE", "DEMO_DECODER",
     "DEMO_DECODERS", "DEMO_DIT", "DEMO_ENCODER", "DEMO_SUBDIR", "DEMO_TEXT_ENCODER", "DIT_STEMS",
     "JIT_CODEC_FILES", "JIT_PLUGIN_MARKER", "MAX_SECONDS", "MODEL_SETS", "ONNX_DIR",
     "ONNX_TEXT_ENCODER_STEMS", "PRECISIONS", "TEXT_ENCODER_STEMS", "TEXT_ENCODER_SUBDIR", "TIERS",
     "TIER_NAMES", "TOKENIZER_NAME", "CodecTier", "DecoderInfo", "ModelSet", "aot_codec_remedy",
     "codec_tiers", "download_remedy",
-    # name checks (engines.catalog_names)
+    # name checks (engines.catalog.names)
     "get_model_set", "normalize_backend", "normalize_decoder", "normalize_precision",
     "normalize_tier", "paired_decoder",
     # the ONNX graph check (engines.onnx_ops)
