@@ -230,6 +230,20 @@ def choose_workers(catalog: Any, plan: Plan, jobs: int | None) -> tuple[int, lis
     return count, cuda_devices_per_worker(count, gpus if tensorrt else 0)
 
 
+def with_row_loop(settings: FinishSettings | None, loop: bool | None,
+                  method: str | None) -> FinishSettings | None:
+    """A row's `loop` and `loop_method` columns on top of the finishing it starts from; None
+    when nothing is left to do but a 16-bit WAV of the raw take (e.g. loop 0 and no more)."""
+    if loop is not None and (settings is not None or loop):
+        settings = replace(settings or FinishSettings(), loop=loop).validate()
+    if method is not None and settings is not None and settings.loop:
+        settings = replace(settings, loop_method=method).validate()
+    if settings is not None and settings.is_identity and not settings.preset \
+            and settings.format == "wav16":
+        return None
+    return settings
+
+
 def preset_finishing() -> FinishingFor:
     """The finishing of no finishing flags: the row's preset (from the data folder's presets)
     and loop, else the raw take as a 16-bit WAV."""
@@ -239,13 +253,7 @@ def preset_finishing() -> FinishingFor:
                   method: str | None = None) -> tuple[Any, str]:
         if (preset, loop, method) not in cache:
             settings = get_preset(data_dir(), preset).validate() if preset is not None else None
-            if loop is not None and (settings is not None or loop):
-                settings = replace(settings or FinishSettings(), loop=loop).validate()
-            if method is not None and settings is not None and settings.loop:
-                settings = replace(settings, loop_method=method).validate()
-            if settings is not None and settings.is_identity and not settings.preset \
-                    and settings.format == "wav16":
-                settings = None  # e.g. loop 0 and nothing else: the raw take
+            settings = with_row_loop(settings, loop, method)
             cache[(preset, loop, method)] = (settings, settings.format if settings else "wav16")
         return cache[(preset, loop, method)]
 

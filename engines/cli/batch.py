@@ -11,7 +11,6 @@ import argparse
 import copy
 import shutil
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from engines.batch.session import (
     BatchSession,
     BatchSummary,
     choose_workers,
+    with_row_loop,
 )
 from engines.cli.finishing import add_finish_arguments, finish_settings
 from engines.cli.labels import add_label_arguments, labels_from
@@ -175,14 +175,7 @@ def _finishing_for(args: argparse.Namespace):
         flags = copy.copy(args)
         if preset is not None:
             flags.preset = preset
-        settings = finish_settings(flags, data_dir)
-        if loop is not None and (settings is not None or loop):
-            settings = replace(settings or FinishSettings(), loop=loop).validate()
-        if method is not None and settings is not None and settings.loop:
-            settings = replace(settings, loop_method=method).validate()
-        if settings is not None and settings.is_identity and not settings.preset \
-                and settings.format == "wav16":
-            settings = None  # e.g. loop 0 and nothing else: the raw take
+        settings = with_row_loop(finish_settings(flags, data_dir), loop, method)
         fmt = settings.format if settings is not None else (args.format or "wav16")
         if settings is None and fmt == "wav32f":  # only the finishing writer makes float WAV
             settings = FinishSettings(format=fmt)
