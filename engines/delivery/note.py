@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from engines.paths import APP_NAME  # the one name files and folders carry
 from engines.text import storable
 
-APP_NAME = "SA3 Studio"
 COMMENT_LIMIT = 1000
 TITLE_LIMIT = 120
 _MIN_PROMPT_CHARS = 40

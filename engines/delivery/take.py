@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engines.constants import SAMPLE_RATE
+from engines.paths import APP_NAME  # the one name files and folders carry
 
 if TYPE_CHECKING:
     from engines.backends.base import GenerationResult
     from engines.finish.take import FinishedTake
     from engines.store.records import TakeRecord
 
-APP_NAME = "SA3 Studio"
 
 
 @dataclass(frozen=True)

@@ -35,10 +35,10 @@ from engines.delivery.formats import FORMATS, checked_format, format_for_path
 from engines.delivery.samples import DEFAULT_DITHER_SEED, frames_channels, samples_for
 from engines.errors import AudioFileError
 from engines.failures import reason, sentence, shown
+from engines.paths import APP_NAME  # the one name files and folders carry
 
 logger = logging.getLogger(__name__)
 
-APP_NAME = "SA3 Studio"
 Loop = tuple[int, int]  # (start frame, end frame INCLUSIVE), as in the smpl chunk
 
 
