@@ -12,7 +12,7 @@ import numpy as np
 from engines.constants import SAMPLE_RATE
 
 if TYPE_CHECKING:
-    from engines.backends.base import GenerationResult
+    from engines.generation_result import GenerationResult
 
 _ids = itertools.count(1)
 

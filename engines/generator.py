@@ -6,10 +6,11 @@ import dataclasses
 import logging
 from collections.abc import Callable
 
-from engines.backends.base import Backend, CancelFn, GenerationResult, ProgressFn
+from engines.backends.base import Backend, CancelFn, ProgressFn
 from engines.catalog import Availability, Catalog, EngineFiles, get_model_set, normalize_tier
 from engines.errors import CancelledError, ModelUnavailableError, RequestError
 from engines.failures import path_text
+from engines.generation_result import GenerationResult
 from engines.request import GenerationRequest, ValidatedRequest, validate_request
 
 log = logging.getLogger(__name__)

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from app.generation_controller import cancel_words
-from engines.backends.base import GenerationResult
 from engines.backends.tensorrt import backend as trt_module
 from engines.backends.tensorrt.pipeline_data import PipelineOutputs
 from engines.catalog import Availability, EngineFiles
 from engines.errors import CancelledError
+from engines.generation_result import GenerationResult
 from engines.generator import Generator
 from engines.request import GenerationRequest, validate_request
 

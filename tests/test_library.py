@@ -24,9 +24,9 @@ import pytest
 import soundfile as sf
 
 import main as entry
-from engines.backends.base import GenerationResult
 from engines.catalog import EngineFiles
 from engines.finish.settings import FinishSettings
+from engines.generation_result import GenerationResult
 from engines.request import GenerationRequest, validate_request
 from engines.store import library as library_module
 from engines.store import schema

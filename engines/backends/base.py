@@ -27,12 +27,11 @@ Generator.decode_with_tier looks at cancel once, before decoding.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from engines.constants import SAMPLE_RATE
+from engines.generation_result import GenerationResult
 
 if TYPE_CHECKING:
     from engines.catalog import EngineFiles
@@ -46,39 +45,6 @@ CancelFn = Callable[[], bool]
 CancelledError. Where it is looked at depends on the backend (see the module docstring)."""
 
 STAGES = ("text", "encode", "sample", "decode")
-
-
-@dataclass
-class GenerationResult:
-    """One finished take. Arrays are owned copies, never views of engine buffers."""
-
-    pcm: np.ndarray  # int16 (out_samples, 2)
-    latents: np.ndarray  # float32 (256, L), the final latent
-    step_latents: np.ndarray  # float32 (steps, 256, L), x after every step
-    seed: int
-    timings_ms: dict[str, float]  # per stage plus "total"
-    backend: str
-    request: ValidatedRequest
-    files: EngineFiles
-    warnings: list[str] = field(default_factory=list)
-    sample_rate: int = SAMPLE_RATE
-    details: dict = field(default_factory=dict)  # backend specifics: GPU stage ms, VRAM, path
-    quality: list[str] = field(default_factory=list)  # engines.finish.quality flag codes
-
-    @property
-    def codec_tier(self) -> str:
-        """The codec tier whose decoder made this audio (files.decoder_tier): the tier actually
-        used, whether asked for or picked by the default rule."""
-        return getattr(self.files, "decoder_tier", "") or ""
-
-    @property
-    def seconds(self) -> float:
-        return self.pcm.shape[0] / self.sample_rate
-
-    @property
-    def realtime_factor(self) -> float:
-        total = self.timings_ms.get("total", 0.0) / 1000.0
-        return self.seconds / total if total > 0 else float("inf")
 
 
 class Backend(Protocol):

@@ -15,9 +15,10 @@ from pathlib import Path
 import numpy as np
 
 from engines.audio_io import pcm16_from_float, pcm16_from_int32
-from engines.backends.base import CancelFn, GenerationResult, ProgressFn
+from engines.backends.base import CancelFn, ProgressFn
 from engines.catalog import EngineFiles
 from engines.errors import BackendError, ModelUnavailableError
+from engines.generation_result import GenerationResult
 from engines.pipeline import decode_take, run_pipeline
 from engines.request import ValidatedRequest
 from engines.tokenizer import PromptTokenizer

@@ -27,8 +27,8 @@ from engines.errors import Advice, Remedy, StudioError
 from engines.request import MAX_SEED, GenerationRequest
 
 if TYPE_CHECKING:
-    from engines.backends.base import GenerationResult
     from engines.finish.take import FinishedTake
+    from engines.generation_result import GenerationResult
 
 log = logging.getLogger(__name__)
 

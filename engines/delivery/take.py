@@ -17,8 +17,8 @@ from engines.constants import SAMPLE_RATE
 from engines.paths import APP_NAME  # the one name files and folders carry
 
 if TYPE_CHECKING:
-    from engines.backends.base import GenerationResult
     from engines.finish.take import FinishedTake
+    from engines.generation_result import GenerationResult
     from engines.store.records import TakeRecord
 
 

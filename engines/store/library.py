@@ -62,7 +62,7 @@ from engines.store.take_audio import TakeAudio
 from engines.text import storable
 
 if TYPE_CHECKING:
-    from engines.backends.base import GenerationResult
+    from engines.generation_result import GenerationResult
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from engines.store.records import IMPORTED, TakeRecord
 from engines.text import storable
 
 if TYPE_CHECKING:
-    from engines.backends.base import GenerationResult
+    from engines.generation_result import GenerationResult
 
 # The row's settings the embedded note repeats (besides library_id, and inpaint_spans if any).
 _NOTE_KEYS = ("created", "prompt", "negative_prompt", "seed", "model", "decoder", "precision",

@@ -22,7 +22,7 @@ from engines.store.records import LibraryError, TakeRecord
 from engines.store.rows import flag_codes, note_for_regenerated, result_pcm16
 
 if TYPE_CHECKING:
-    from engines.backends.base import GenerationResult
+    from engines.generation_result import GenerationResult
     from engines.request import GenerationRequest
 
 log = logging.getLogger(__name__)

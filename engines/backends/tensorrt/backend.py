@@ -13,7 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engines import sampling
-from engines.backends.base import CancelFn, GenerationResult, ProgressFn
+from engines.backends.base import CancelFn, ProgressFn
 from engines.backends.tensorrt.codecs import (
     DEFAULT_CODECS,
     CodecCache,
@@ -32,6 +32,7 @@ from engines.cuda.api import ensure_context, mem_info
 from engines.cuda.memory import DeviceBuffer
 from engines.cuda.stream import Stream
 from engines.errors import CancelledError
+from engines.generation_result import GenerationResult
 from engines.request import ValidatedRequest
 from engines.tokenizer import PromptTokenizer
 
