@@ -5,7 +5,8 @@ column, and each take's MODE (t2a, a2a, inpaint, imported) and PARENT (the take 
 from); --tier keeps the takes of one codec tier; `show` tells a take's finishing chain and
 its flags in words; with --json both print the shape documented in engines.store.take_json
 (list: an array). `export` (in library_export_cli) writes takes raw or finished; rate, tag,
-favourite, delete, restore and purge (in library_edit_cli) change them.
+favourite, delete, restore and purge (in library_edit_cli) and rename (library_rename)
+change them; `similar` and `list --like FILE` (library_similar) search by sound.
 
 Exit codes as for `generate`: 0 done; 1 a file could not be written; 2 bad input (an unknown id,
 a missing folder), with one line on stderr.
@@ -20,6 +21,13 @@ from pathlib import Path
 
 from engines.cli.library_edit import EDIT_COMMANDS, add_edit_parsers
 from engines.cli.library_export import add_export_parser, run_export
+from engines.cli.library_rename import add_rename_parser, run_rename
+from engines.cli.library_similar import (
+    add_like_argument,
+    add_similar_parser,
+    run_like,
+    run_similar,
+)
 from engines.cli.support import (
     EXIT_OK,
     CommandFailed,
@@ -31,8 +39,12 @@ from engines.cli.support import (
 )
 from engines.errors import StudioError
 from engines.failures import printable
+from engines.finish.quality import FLAG_CODES
 from engines.finishing_summary import finishing_lines, quality_lines
-from engines.paths import DataFolderError
+from engines.paths import DataFolderError, library_dir
+from engines.store.library import ClipLibrary, LibraryError
+from engines.store.take_json import take_json
+from engines.store.wavmeta import read_metadata
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "fp8_fast, legacy, coarse)")
     listing.add_argument("--json", action="store_true",
                          help="a JSON array of the takes, every field (no table)")
+    add_like_argument(listing)
     quality = listing.add_mutually_exclusive_group()
     quality.add_argument("--flagged", dest="quality", action="store_const", const="flagged",
                          help="only takes with a quality flag (silence, clipping, ...)")
@@ -110,6 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="every field and the provenance as one JSON object")
     add_export_parser(commands, take_id)
     add_edit_parsers(commands, take_id)
+    add_similar_parser(commands, take_id)
+    add_rename_parser(commands, take_id)
     return parser
 
 
@@ -122,7 +137,6 @@ _FLAG_CHOICES = tuple(f"{code} ({short})" if short != code else code
 
 def flag_code(text: str) -> str:
     """A quality flag code from the command line, in full or as the list shows it."""
-    from engines.finish.quality import FLAG_CODES
 
     word = text.strip().lower()
     for code, short in _SHORT_FLAGS.items():
@@ -159,6 +173,8 @@ def _clip(text: str, width: int) -> str:
 
 
 def run_list(library, args: argparse.Namespace) -> int:
+    if args.like is not None:
+        return run_like(library, args)
     if args.limit < 1:
         raise UsageError(f"--limit {args.limit} shows nothing; give 1 or more.")
     args.limit = min(args.limit, MAX_LISTED)
@@ -170,8 +186,6 @@ def run_list(library, args: argparse.Namespace) -> int:
     library.check_quality()  # takes kept before flags were (once; opening does it in parts)
     records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
     if args.json:
-        from engines.store.take_json import take_json
-
         print(_json_text([take_json(r) for r in records]))
         return EXIT_OK
     total = library.count(args.search, **filters)
@@ -234,10 +248,6 @@ def _show_lines(library, record) -> list[str]:
 
 
 def run_show(library, args: argparse.Namespace) -> int:
-    from engines.store.library import LibraryError
-    from engines.store.take_json import take_json
-    from engines.store.wavmeta import read_metadata
-
     if args.take.lstrip("-").isdigit():
         try:
             record = library.get(take_id(args.take))
@@ -276,9 +286,6 @@ def main(argv: list[str]) -> int:
     """argv: the words after `library`."""
 
     def body() -> int:
-        from engines.paths import library_dir
-        from engines.store.library import ClipLibrary
-
         args = build_parser().parse_args(list(argv))
         try:
             library = ClipLibrary(library_dir(), for_reading=args.command in READ_COMMANDS)
@@ -290,7 +297,7 @@ def main(argv: list[str]) -> int:
             if library.notice and not (library.read_only and args.command in EDIT_COMMANDS):
                 warn(library.notice)  # (an edit's refusal says read-only itself)
             handlers = {"list": run_list, "show": run_show, "export": run_export,
-                        **EDIT_COMMANDS}
+                        "similar": run_similar, "rename": run_rename, **EDIT_COMMANDS}
             handler = handlers[args.command]
             return handler(library, args)
         finally:

@@ -204,6 +204,7 @@ def prepare(conn: sqlite3.Connection, db_path: Path, root: Path) -> tuple[bool, 
             migrated_from = before
             log.info("Library %s migrated from schema %d to %d", root, before, SCHEMA_VERSION)
         use_fts = schema.ensure_fts(conn)
+        schema.ensure_embeddings(conn)
     return use_fts, migrated_from
 
 

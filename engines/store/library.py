@@ -25,6 +25,7 @@ ClipLibrary opens the library and keeps new takes; the rest of it is split by jo
     editing      rating, tags, notes, names and finishing chains; trash and restore
                  (TakeEditing)
     quality_check  quality flags for takes kept without them (QualityCheck)
+    embeddings   each take's sound embedding, for search by sound (TakeEmbeddings)
     export, export_plan  takes out of the library: copies or finished files, named
 """
 
@@ -35,7 +36,7 @@ import os  # noqa: F401  (the crash tests patch os.replace through this module: 
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,6 +44,12 @@ from engines.delivery.guard import Protected
 from engines.failures import shown
 from engines.store import opening, wavmeta
 from engines.store.editing import TakeEditing
+from engines.store.embeddings import (
+    Embedded,
+    TakeEmbeddings,
+    audio_embedding,
+    result_embedding,
+)
 from engines.store.export import ExportItem, export_to_folder, export_to_zip
 from engines.store.export_plan import ExportOptions, TakeMaker, export_items
 from engines.store.files import as_stereo, content_sha256, copy_atomic, sha256_file
@@ -62,6 +69,7 @@ from engines.store.take_audio import TakeAudio
 from engines.text import storable
 
 if TYPE_CHECKING:
+    from engines.catalog import EngineFiles
     from engines.generation_result import GenerationResult
 
 log = logging.getLogger(__name__)
@@ -74,7 +82,7 @@ def _now() -> str:
     return opening._now()
 
 
-class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
+class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing, TakeEmbeddings):
     """The library in one folder. See the module docstring for the layout and guarantees.
 
     `notice`: one sentence for the user after a repair, or while the library is read-only,
@@ -97,7 +105,8 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
             init_source: str | None = None) -> TakeRecord:
         """Keep a finished take: its audio in audio/, its row with every setting."""
         row, pcm, fresh_hashes = self._row_for_result(result, parent_id, name, init_source)
-        return self._add_row(row, pcm, fresh_hashes, wavmeta.GENERATED)
+        return self._add_row(row, pcm, fresh_hashes, wavmeta.GENERATED,
+                             result_embedding(result, pcm))
 
     def _row_for_result(self, result: GenerationResult, parent_id: int | None, name: str,
                         init_source: str | None) -> tuple[dict, np.ndarray, list[tuple]]:
@@ -109,11 +118,14 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
         return row, pcm, fresh_hashes
 
     def add_imported(self, pcm: np.ndarray, source: str, name: str = "", *,
-                     parent_id: int | None = None) -> TakeRecord:
+                     parent_id: int | None = None, latents: np.ndarray | None = None,
+                     space: str = "") -> TakeRecord:
         """Keep the user's own init audio exactly (int16 as 16-bit FLAC; float as 24-bit FLAC
         when that holds it bit for bit, else as 32-bit float WAV: see wavmeta), so a take made
         from it can be regenerated. The same samples imported twice are one take.
-        `parent_id`: the take the file was exported from, when it is one (see `identify`)."""
+        `parent_id`: the take the file was exported from, when it is one (see `identify`).
+        `latents`, `space`: the audio encoded by the codec of that latent space, when the caller
+        has them, for its sound embedding (else it is embedded from its audio alone)."""
         audio = as_stereo(pcm, f"The audio from {shown(source)}")
         digest = content_sha256(audio)
         same = self._row("SELECT id FROM takes WHERE content_sha256 = ? AND mode = ? AND "
@@ -122,10 +134,11 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
             return self.get(same[0])
         row = imported_row(audio, digest, source, name, created=_now(),
                            parent_id=_parent(parent_id))
-        return self._add_row(row, audio, [], wavmeta.imported_encoding(audio))
+        return self._add_row(row, audio, [], wavmeta.imported_encoding(audio),
+                             audio_embedding(audio, latents, space))
 
     def _add_row(self, row: dict, audio: np.ndarray, fresh_hashes: list[tuple],
-                 encoding: wavmeta.TakeEncoding) -> TakeRecord:
+                 encoding: wavmeta.TakeEncoding, embedded: Embedded) -> TakeRecord:
         with self._write() as undo:
             take_id = self._next_id()
             parent_id = row.get("parent_id")
@@ -141,10 +154,13 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing):
                 "INSERT OR REPLACE INTO file_hashes (path, size, mtime_ns, sha256) "
                 "VALUES (?, ?, ?, ?)", fresh_hashes)
             self._journal.snapshot(take_id, row["created"], row)
+            self._insert_embedding(take_id, embedded)
+        self._index_put(take_id, embedded)
         log.info("Library: kept take #%d (%s)", take_id, file_name)
         return self.get(take_id)
 
-    def _engine_entries(self, files: Any, mode: str) -> tuple[list[dict], list[tuple]]:
+    def _engine_entries(self, files: EngineFiles | None,
+                        mode: str) -> tuple[list[dict], list[tuple]]:
         """The engine files with their hashes, hashing only files the cache has not seen at this
         size and modification time. Returns (entries, new cache rows)."""
         if files is None:

@@ -245,6 +245,19 @@ def fts_usable(conn: sqlite3.Connection) -> bool:
         return False
 
 
+EMBEDDINGS_TABLE = "embeddings"
+# Derived data (engines.store.embeddings), so no schema version: an older app ignores the table.
+_EMBEDDINGS_DDL = (f"CREATE TABLE IF NOT EXISTS {EMBEDDINGS_TABLE} (take_id INTEGER PRIMARY KEY, "
+                   "space TEXT NOT NULL DEFAULT '', version INTEGER NOT NULL, "
+                   "vector BLOB NOT NULL)")
+
+
+def ensure_embeddings(conn: sqlite3.Connection) -> None:
+    """Create the sound embeddings table if the library has none yet (a library from before
+    them gains it here; its takes get their rows from engines.similarity.backfill)."""
+    conn.execute(_EMBEDDINGS_DDL)
+
+
 def ensure_fts(conn: sqlite3.Connection) -> bool:
     """Create or repair the text index if this sqlite3 can; returns whether searches may use it.
 

@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import soundfile as sf
 
+from engines.audio_io import float_from_pcm16, pcm16_from_float, read_audio
 from engines.constants import CHANNELS, SAMPLE_RATE
 from engines.failures import sentence, shown
+from engines.request import init_frames_needed
 from engines.store import wavmeta
+from engines.store.embeddings import Embedded, result_embedding
 from engines.store.files import content_sha256
 from engines.store.lookup import TakeLookup
 from engines.store.placement import audio_file_name, place_audio
@@ -33,6 +36,9 @@ class TakeAudio(TakeLookup):
 
     # Defined by ClipLibrary, where adding a take hashes engine files the same way.
     _engine_entries: Callable[[Any, str], tuple[list[dict], list[tuple]]]
+    # Defined by TakeEmbeddings: new audio gets a new sound embedding.
+    _insert_embedding: Callable[[int, Embedded], None]
+    _index_put: Callable[[int, Embedded], None]
 
     def _read(self, take_id: int, max_frames: int = -1) -> tuple[np.ndarray, str]:
         record = self.get(take_id)
@@ -61,7 +67,6 @@ class TakeAudio(TakeLookup):
         audio, subtype = self._read(take_id)
         if audio.dtype == np.int16:
             return audio
-        from engines.audio_io import pcm16_from_float
 
         return pcm16_from_float(audio)
 
@@ -94,8 +99,6 @@ class TakeAudio(TakeLookup):
         (all of it when negative)."""
         audio, _ = self._read(take_id, max_frames)
         if audio.dtype == np.int16:
-            from engines.audio_io import float_from_pcm16
-
             return float_from_pcm16(audio)
         return audio
 
@@ -105,8 +108,6 @@ class TakeAudio(TakeLookup):
         record = self.get(take_id)
         init = None
         if record.mode in ("a2a", "inpaint"):
-            from engines.request import init_frames_needed
-
             # Only what the request uses: the init audio may be far longer than the take.
             needed = init_frames_needed(record.seconds)
             if record.parent_id is not None:
@@ -115,8 +116,6 @@ class TakeAudio(TakeLookup):
                 except LibraryError:
                     init = None
             if init is None and record.init_source and os.path.isfile(record.init_source):
-                from engines.audio_io import read_audio
-
                 init = read_audio(record.init_source, max_seconds=needed / SAMPLE_RATE)
             if init is None:
                 raise LibraryError(f"Take #{take_id} was made from init audio that is no longer "
@@ -145,6 +144,7 @@ class TakeAudio(TakeLookup):
         timings = json.dumps({k: round(float(v), 3) for k, v in result.timings_ms.items()})
         warnings = json.dumps([str(w) for w in result.warnings])
         quality = json.dumps(flag_codes(getattr(result, "quality", None)))
+        embedded = result_embedding(result, pcm)
         with self._write() as undo:
             place_audio(folder, file_name, pcm, note,
                         wavmeta.title_for(record.name, record.prompt), undo)
@@ -162,6 +162,8 @@ class TakeAudio(TakeLookup):
                 "backend": result.backend, "decoder_tier": tier, "timings_ms": timings,
                 "engine_files": json.dumps(engine_files), "warnings": warnings,
                 "quality": quality})
+            self._insert_embedding(record.id, embedded)
+        self._index_put(record.id, embedded)
         if old_path.parent == folder and old_path.name != file_name:
             try:  # a stale copy in our folder; files elsewhere stay
                 old_path.unlink(missing_ok=True)
