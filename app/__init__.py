@@ -1,4 +1,10 @@
-"""The Qt desktop application. `import app` stays cheap: Qt loads only when a window is built."""
+"""The Qt desktop application. `import app` stays cheap: Qt loads only when a window is built.
+
+The window is grouped by feature: app.generate, app.takes, app.finish, app.library, app.models,
+app.batch and app.export each hold their panel (a view class, layout only) and their
+controller; app.common holds what they share (notifier, session, GPU worker, player, theme,
+words) and app.shell the window that composes them (main window, menus, Studio, launch).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +15,9 @@ if TYPE_CHECKING:
 
 
 def build_main_window() -> QMainWindow:
-    """The main window, built but not shown (see app.main_window)."""
-    from app.main_window import build_main_window as build
+    """The main window, built but not shown (see app.shell.studio)."""
+    # Imported here, not at the top: `import app` (main.py, the command line) must not load Qt.
+    from app.shell.studio import build_main_window as build
 
     return build()
 
@@ -18,6 +25,7 @@ def build_main_window() -> QMainWindow:
 def run_gui(argv: list[str] | None = None) -> int:
     """Open the window and run the Qt event loop; returns the exit status (2 when the
     window cannot open: one sentence in a message box, never a traceback)."""
-    from app.launch import run_gui as run
+    # Imported here, not at the top: `import app` (main.py, the command line) must not load Qt.
+    from app.shell.launch import run_gui as run
 
     return run(argv)

@@ -5,10 +5,10 @@
 
 What a user feels as a frozen window is the longest gap between two turns of the event loop. A
 5 ms precise QTimer records the gaps between its ticks from the click on Generate until the take
-is in the list, thumbnailed (app.thumbnails, when it exists) and drawn (waveform, spectrogram,
-latent view), and on through `--tail` seconds of auto-play. There is no sound card here, so the
-player gets a null output stream whose thread pulls blocks in real time exactly as PortAudio
-would, which keeps the callback's copying in the measurement.
+is in the list, thumbnailed (app.common.thumbnails, when it exists) and drawn (waveform,
+spectrogram, latent view), and on through `--tail` seconds of auto-play. There is no sound card
+here, so the player gets a null output stream whose thread pulls blocks in real time exactly as
+PortAudio would, which keeps the callback's copying in the measurement.
 
 Window open counts imports: run it where Python may write bytecode (an installed app has its
 .pyc files; with PYTHONDONTWRITEBYTECODE=1 every run compiles ~150 modules, 0.2-0.3 s here):
@@ -191,9 +191,9 @@ def open_window(events: bool = False):
     """The real window with a null audio device; returns (app, window, ms to first paint)."""
     from PySide6.QtWidgets import QApplication
 
-    from app.main_window import MainWindow
-    from app.playback import Player
-    from app.studio import Studio
+    from app.common.playback import Player
+    from app.shell.main_window import MainWindow
+    from app.shell.studio import Studio
 
     app = QApplication.instance() or (timed_application() if events else QApplication([]))
     window = MainWindow()
@@ -309,7 +309,7 @@ def main() -> int:
 def _has_thumbnails() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("app.thumbnails") is not None
+    return importlib.util.find_spec("app.common.thumbnails") is not None
 
 
 if __name__ == "__main__":

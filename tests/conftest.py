@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -122,6 +123,11 @@ def _gpu_skip_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if sys.platform == "win32":  # docs/windows.md says what these need
+        posix = pytest.mark.skip(reason="needs POSIX (signals, modes, mounts, FIFOs or links)")
+        for item in items:
+            if item.get_closest_marker("posix"):
+                item.add_marker(posix)
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return

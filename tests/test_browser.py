@@ -14,7 +14,7 @@ import soundfile as sf
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.takes import Take
+from app.common.take import Take
 from tests.test_gui import child
 
 WAIT_MS = 10_000
@@ -31,7 +31,7 @@ class RecordingPlayer:
     """A Player on a stand-in stream that notes where each play() starts."""
 
     def __new__(cls):
-        from app.playback import Player
+        from app.common.playback import Player
         from tests.test_playback import FakeStream
 
         class _Recording(Player):
@@ -50,8 +50,8 @@ class RecordingPlayer:
 def studio(qtbot, tmp_path, monkeypatch):
     """A window with its own data folder and a player that needs no audio device."""
     monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home"))
-    from app.main_window import MainWindow
-    from app.studio import Studio
+    from app.shell.main_window import MainWindow
+    from app.shell.studio import Studio
 
     win = MainWindow()
     qtbot.addWidget(win)
@@ -91,7 +91,7 @@ def test_take_rows_get_a_waveform_thumbnail_drawn_off_the_gui_thread(qtbot, stud
 
 
 def test_thumbnail_shows_where_the_take_is_loud():
-    from app.thumbnails import array_peaks, draw_peaks
+    from app.common.thumbnails import array_peaks, draw_peaks
 
     pcm = np.zeros((44100, 2), np.int16)
     pcm[:4410:2], pcm[1:4410:2] = 30000, -30000  # a loud first tenth, silence after
@@ -218,7 +218,7 @@ class FakeRecord:
 @pytest.fixture
 def panel(qtbot, tmp_path, monkeypatch):
     monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home"))
-    from app.library_panel import LibraryPanel
+    from app.library.panel import LibraryPanel
 
     made = LibraryPanel()
     qtbot.addWidget(made)
@@ -233,7 +233,7 @@ def short_wav(tmp_path) -> Path:
 
 
 def test_prompt_gets_the_most_room_and_rating_reads_as_stars(qtbot, panel, tmp_path):
-    from app.widgets.library_table import PROMPT, RATING, SEED
+    from app.library.table import PROMPT, RATING, SEED
 
     records = [FakeRecord(n, short_wav(tmp_path), seed=1234567890 + n, rating=n % 6)
                for n in range(20)]
@@ -251,8 +251,8 @@ def test_prompt_gets_the_most_room_and_rating_reads_as_stars(qtbot, panel, tmp_p
 
 
 def test_clicking_a_header_sorts_and_the_columns_come_back_next_run(qtbot, panel, tmp_path):
-    from app.library_panel import LibraryPanel
-    from app.widgets.library_table import LENGTH, MODEL
+    from app.library.panel import LibraryPanel
+    from app.library.table import LENGTH, MODEL
 
     wav = short_wav(tmp_path)
     records = [FakeRecord(n, wav, seconds=s) for n, s in enumerate((1.0, 3.0, 2.0))]

@@ -11,8 +11,8 @@ import pytest
 import soundfile as sf
 import wavinfo
 
-from app.export import drag_file
-from app.takes import Take
+from app.common.take import Take
+from app.export.files import drag_file
 from engines.delivery.names import DEFAULT_TEMPLATE, slug
 from engines.delivery.writer import write_audio
 

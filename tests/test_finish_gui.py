@@ -227,9 +227,9 @@ def test_save_as_writes_the_finished_take(qtbot, window, tmp_path):
 @pytest.fixture
 def played(qtbot):
     """A window whose player plays into a stand-in stream (this machine may have no device)."""
-    from app.main_window import MainWindow
-    from app.playback import Player
-    from app.studio import Studio
+    from app.common.playback import Player
+    from app.shell.main_window import MainWindow
+    from app.shell.studio import Studio
     from tests.test_playback import FakeStream
 
     win = MainWindow()
@@ -262,7 +262,7 @@ def test_ab_toggle_switches_what_the_player_plays(qtbot, played):
 
 
 def test_hear_wrap_plays_the_end_into_the_start(qtbot, played, monkeypatch):
-    import app.finish_audition as audition
+    import app.finish.audition as audition
 
     monkeypatch.setattr(audition, "WRAP_AUDITION_S", 0.25)
     win, player = played, played.studio.player
@@ -348,7 +348,7 @@ def test_handles_follow_the_mouse(qtbot, window):
 
 
 def test_finishing_runs_off_the_gui_thread(qtbot, window, monkeypatch):
-    import app.finish_controller as fc
+    import app.finish.controller as fc
 
     generate(qtbot, window, "drone", seconds=3.0, seed=2)
     take = window.studio.session.current_take()

@@ -371,7 +371,7 @@ def test_adding_a_models_folder_that_cannot_be_saved(window, tmp_path: Path,
 # ---------------------------------------------------------------------------- startup
 def test_a_data_folder_that_cannot_be_created_is_a_message_and_status_2(
         qapp, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import app.launch as launch
+    import app.shell.launch as launch
     from engines import paths
 
     blocker = tmp_path / "a-file"
@@ -399,7 +399,7 @@ def test_the_safety_net_logs_the_traceback_and_shows_one_sentence(
         window, home: Path) -> None:
     from PySide6.QtCore import QObject, Signal
 
-    from app.safety_net import SafetyNet
+    from app.shell.safety_net import SafetyNet
     from engines import paths
 
     class Emitter(QObject):
@@ -430,7 +430,7 @@ def test_the_safety_net_logs_the_traceback_and_shows_one_sentence(
 
 
 def test_the_safety_net_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
-    from app.safety_net import SafetyNet
+    from app.shell.safety_net import SafetyNet
 
     class BrokenNotifier:
         def error(self, text: str) -> None:

@@ -262,7 +262,7 @@ def test_sfx_sets_default_short_and_music_sets_long():
 
 
 def test_window_length_follows_the_model_until_the_user_sets_one(qtbot):
-    from app.main_window import build_main_window
+    from app.shell.studio import build_main_window
     from engines.catalog import MODEL_SETS
 
     win = build_main_window(start_worker=False)

@@ -32,7 +32,7 @@ WAIT_MS = 60_000
 def home(tmp_path, monkeypatch):
     """A data folder of this test's own, so window.ini starts empty and stays private; of a
     returning user, so the first-run Models page does not open over the window."""
-    from app.models_controller import FIRST_RUN_KEY
+    from app.models.controller import FIRST_RUN_KEY
     from engines.settings import update_settings
 
     folder = tmp_path / "home"
@@ -102,9 +102,10 @@ def test_nothing_is_squeezed(qtbot, window, size):
     found, looked = squeezed(window)
     assert looked > 40  # the generation panel, the transport, the Finish panel, the takes
     assert not found, "\n".join(found)
-    for button in window.preset_buttons:  # the SFX/Music lengths: whole and side by side
+    # the SFX/Music lengths: whole and side by side
+    for button in window.generation_panel.preset_buttons:
         assert button.width() >= button.minimumSizeHint().width()
-    row = sorted(window.preset_buttons[:4], key=lambda b: b.x())
+    row = sorted(window.generation_panel.preset_buttons[:4], key=lambda b: b.x())
     assert all(a.geometry().right() < b.x() for a, b in zip(row, row[1:], strict=False))
 
 
@@ -135,7 +136,7 @@ def test_a_cut_off_model_name_is_whole_in_the_tooltip(qtbot, window):
 
 # ---------------------------------------------------------------------------- theme
 def test_theme_is_dark_and_complete(window):
-    from app.theme import COLORS, THEME_PROPERTY, stylesheet
+    from app.common.theme import COLORS, THEME_PROPERTY, stylesheet
 
     app = QApplication.instance()
     assert app.property(THEME_PROPERTY)
@@ -148,7 +149,7 @@ def test_theme_is_dark_and_complete(window):
     icons = APP_DIR.parent / "resources" / "icons"
     for name in ("play", "pause", "loop", "generate", "dice", "export", "copy", "delete", "app"):
         assert (icons / f"{name}.svg").is_file(), name
-    assert not window.generate_button.icon().isNull()
+    assert not window.generation_panel.generate_button.icon().isNull()
 
 
 def _accent_pixels(widget) -> int:
@@ -218,7 +219,7 @@ def test_layout_and_choices_come_back_in_the_next_run(qtbot, home, tmp_path, mon
 
 
 def test_a_model_that_cannot_run_here_is_not_restored(qtbot, home):
-    from app.window_state import KEY_MODEL, settings_path
+    from app.common.window_state import KEY_MODEL, settings_path
 
     settings_path().write_text(f"[{KEY_MODEL.split('/')[0]}]\nmodel=sm-sfx\n")
     win = open_window(qtbot)
@@ -231,7 +232,7 @@ def test_a_model_that_cannot_run_here_is_not_restored(qtbot, home):
 def test_a_window_never_shown_remembers_nothing(qtbot, home):
     from PySide6.QtCore import QSettings
 
-    from app.window_state import KEY_GEOMETRY, KEY_PRESET, KEY_SPLITTER, settings_path
+    from app.common.window_state import KEY_GEOMETRY, KEY_PRESET, KEY_SPLITTER, settings_path
 
     win = open_window(qtbot)
     win.close()
@@ -241,7 +242,7 @@ def test_a_window_never_shown_remembers_nothing(qtbot, home):
 
 
 def test_a_damaged_settings_file_still_opens_the_window(qtbot, home):
-    from app.window_state import settings_path
+    from app.common.window_state import settings_path
 
     settings_path().write_bytes(b"[window]\ngeometry=\x00\xff garbage\nsplitter=12\n")
     win = open_window(qtbot)
@@ -255,7 +256,7 @@ def test_a_damaged_settings_file_still_opens_the_window(qtbot, home):
 def test_f1_opens_the_shortcut_sheet(qtbot, window):
     from PySide6.QtGui import QShortcut
 
-    from app.widgets.shortcuts_sheet import ShortcutsSheet
+    from app.shell.shortcuts_sheet import ShortcutsSheet
 
     show_at(qtbot, window, (1280, 720))
     window.activateWindow()
@@ -274,7 +275,7 @@ def test_f1_opens_the_shortcut_sheet(qtbot, window):
     extra = QShortcut("Ctrl+Shift+K", window)
     extra.setWhatsThis("Test key")
     sheet.hide()
-    window.shortcuts_action.trigger()
+    window.menus.shortcuts_action.trigger()
     assert ("Ctrl+Shift+K", "Test key", "Window") in sheet.rows()
     for shortcut in window.findChildren(QShortcut):
         text = shortcut.key().toString().replace("Return", "Enter")
@@ -287,7 +288,8 @@ def test_listed_keys_still_work_once(qtbot, window):
     show_at(qtbot, window, (1280, 720))
     window.activateWindow()
     qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
-    for action in (window.generate_action, window.play_action, window.loop_action):
+    menus = window.menus
+    for action in (menus.generate_action, menus.play_action, menus.loop_action):
         assert not action.shortcuts()
     window.findChild(QLineEdit, "seedEdit").setText("not a number")
     history = window.studio.notifier.history
@@ -298,8 +300,8 @@ def test_listed_keys_still_work_once(qtbot, window):
     assert len([m for m in history if "not a whole number" in m]) == before + 1
     loop = window.findChild(object, "loopCheck")
     was = loop.isChecked()
-    window.takes_list.setFocus()
-    qtbot.keyClick(window.takes_list, Qt.Key.Key_L)
+    window.session_panel.takes_list.setFocus()
+    qtbot.keyClick(window.session_panel.takes_list, Qt.Key.Key_L)
     assert loop.isChecked() is not was  # toggled once, not twice
 
 
@@ -308,23 +310,23 @@ def test_take_menu_steps_through_the_takes(qtbot, window):
 
     window.findChild(object, "autoplayCheck").setChecked(False)
     generate(qtbot, window, "footstep", seconds=0.5, seed=5, variations=2)
-    takes = window.takes_list
+    takes = window.session_panel.takes_list
     takes.setCurrentRow(0)
-    window.next_action.trigger()
+    window.menus.next_action.trigger()
     assert takes.currentRow() == 1
-    window.next_action.trigger()  # the last take stays selected
+    window.menus.next_action.trigger()  # the last take stays selected
     assert takes.currentRow() == 1
-    window.previous_action.trigger()
+    window.menus.previous_action.trigger()
     assert takes.currentRow() == 0
 
 
 def test_help_menu_has_shortcuts_and_about(window):
-    from app.widgets.shortcuts_sheet import about_text
+    from app.shell.shortcuts_sheet import about_text
 
     titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
     assert titles[-1] == "Help"
-    assert window.shortcuts_action.shortcut().toString() == "F1"
-    assert "About" in window.about_action.text()
+    assert window.menus.shortcuts_action.shortcut().toString() == "F1"
+    assert "About" in window.menus.about_action.text()
     assert "SA3 Studio" in about_text() and "F1" in about_text()
 
 
@@ -366,7 +368,7 @@ def test_no_import_circles_in_app():
     modules = _app_modules()
     graph = {name: sorted(_module_imports(path) & modules.keys() - {name})
              for name, path in modules.items()}
-    assert graph["app.main_window"]  # the parser does see imports
+    assert graph["app.shell.main_window"]  # the parser does see imports
     state: dict[str, int] = {}  # 1: on the current path, 2: done
 
     def visit(name: str, path: list[str]) -> None:

@@ -203,7 +203,7 @@ def test_cancel_before_the_file_list_arrives_downloads_nothing(qtbot, sfx_hub, m
 
 def test_one_button_on_an_h200_downloads_then_runs_the_selftest(
         qtbot, hub, monkeypatch, tmp_path, h200_gpu):  # noqa: F811
-    import app.models_gpu_tasks as gpu_tasks
+    import app.models.gpu_tasks as gpu_tasks
 
     with_tensorrt(monkeypatch, PUBLISHED_TENSORRT)
     ran = []

@@ -1,8 +1,9 @@
 """The window speaks of its own controls, never of command-line flags; the Models dialog shows
 every name and reason in full, and closes with a Close button.
 
-Engine sentences carry structured remedies (engines.errors.Remedy); app.remedy_words words them
-as the window's controls, and the Notifier applies it to everything the status bar shows.
+Engine sentences carry structured remedies (engines.errors.Remedy); app.common.remedy_words
+words them as the window's controls, and the Notifier applies it to everything the status bar
+shows.
 """
 
 from __future__ import annotations
@@ -235,7 +236,7 @@ def test_the_engines_give_remedies_so_the_wording_has_work(sentences):
 
 
 def test_every_engine_sentence_reaches_the_window_without_flags(sentences):
-    from app.remedy_words import for_window
+    from app.common.remedy_words import for_window
 
     for sentence in sentences:
         shown, cli = for_window(sentence), say(sentence)
@@ -247,7 +248,7 @@ def test_every_engine_sentence_reaches_the_window_without_flags(sentences):
 
 
 def test_the_notifier_rewords_every_engine_sentence(qapp, sentences):
-    from app.notifier import Notifier
+    from app.common.notifier import Notifier
 
     notifier = Notifier()
     emitted: list[str] = []
@@ -288,13 +289,13 @@ BACKEND, DECODER = Remedy.value("backend", "tensorrt"), Remedy.value("decoder", 
     ("x--y and -- alone stay", "x--y and -- alone stay"),
 ])
 def test_sentences_are_worded_to_name_the_control(engine, window):
-    from app.remedy_words import for_window
+    from app.common.remedy_words import for_window
 
     assert for_window(engine) == window
 
 
 def test_in_the_models_window_a_remedy_never_points_at_that_window():
-    from app.remedy_words import MODELS, for_window
+    from app.common.remedy_words import MODELS, for_window
 
     shown = for_window(Advice("use {0}, or get it with {1}.", BACKEND,
                               Remedy.command("models download", "medium")), MODELS)

@@ -1,5 +1,5 @@
-"""app.playback: the callback's exact output driven through a fake stream, the no-device paths
-with sounddevice patched, and one run through the real default output when there is one."""
+"""app.common.playback: the callback's exact output driven through a fake stream, the no-device
+paths with sounddevice patched, and one run through the real default output when there is one."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import sounddevice as sd
 
-from app import playback
-from app.playback import PlaybackUnavailable, Player, find_output_device
+from app.common import playback
+from app.common.playback import PlaybackUnavailable, Player, find_output_device
 
 RATE = 44100
 

@@ -9,9 +9,9 @@ from tests.test_gui import child, generate
 
 
 def test_quality_badge_and_reroll_of_flagged_takes(qtbot):
-    from app.main_window import MainWindow
-    from app.services import make_generator
-    from app.studio import Studio
+    from app.common.gpu_service import make_generator
+    from app.shell.main_window import MainWindow
+    from app.shell.studio import Studio
 
     def flagging_generator():
         generator = make_generator()

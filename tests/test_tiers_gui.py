@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from app.takes import Take
+from app.common.take import Take
 from engines.catalog import MODEL_SETS
 from engines.catalog.tier_choice import codec_tier_options
 from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO
@@ -30,7 +30,7 @@ TIP = Qt.ItemDataRole.ToolTipRole
 @pytest.fixture
 def home(tmp_path, monkeypatch):
     """A data folder of this test's own: its own library, models and settings."""
-    from app.models_controller import FIRST_RUN_KEY
+    from app.models.controller import FIRST_RUN_KEY
     from engines.settings import update_settings
 
     folder = tmp_path / "home"
@@ -43,9 +43,9 @@ def home(tmp_path, monkeypatch):
 @pytest.fixture
 def make_window(qtbot, home):
     """Windows whose player plays into a stand-in stream (this machine may have no device)."""
-    from app.main_window import MainWindow
-    from app.playback import Player
-    from app.studio import Studio
+    from app.common.playback import Player
+    from app.shell.main_window import MainWindow
+    from app.shell.studio import Studio
     from tests.test_playback import FakeStream
 
     built = []
@@ -210,7 +210,7 @@ def test_what_cannot_be_compared_is_one_sentence(qtbot, window, monkeypatch):
     assert not window.studio.compare_controller.compare_current()
     assert "imported audio" in status(window) and one_sentence(status(window))
     session.add_take(Take(prompt="from the library", pcm=pcm, seed=3, model="demo"))
-    window.compare_tiers_action.trigger()  # the Take menu does the same
+    window.menus.compare_tiers_action.trigger()  # the Take menu does the same
     assert "no latents" in status(window) and one_sentence(status(window))
     assert child(window, "takesList").count() == 2  # nothing added
 

@@ -1,7 +1,7 @@
 """Log-magnitude spectrogram of a take (mono mix), time in seconds, frequency in kHz.
 
 The costly parts (the STFT, and colouring the image) run off the GUI thread: the GPU worker
-prepares them for new takes (`prepare_spectrogram`, via app.displaydata), and the view itself
+prepares them for new takes (`prepare_spectrogram`, via app.common.displaydata), and the view itself
 computes them on a background thread for long audio that comes without them. The GUI thread
 only hands a ready RGBA image to pyqtgraph, which draws it without rescaling a float image on
 every render (that took ~50 ms for a 30 s take, a visible stall).
@@ -38,6 +38,7 @@ _CHUNK_FRAMES = 256
 BINS_PER_ROW = 2
 # Audio up to this long is analysed in place (a few ms); longer audio on a background thread.
 SYNC_SAMPLES = 2 * SAMPLE_RATE
+SHUTDOWN_WAIT_S = 10.0  # one analysis of the longest take takes well under this
 
 
 def frame_hop(length: int, n_fft: int = N_FFT, hop: int = HOP, max_frames: int = MAX_FRAMES) -> int:
@@ -147,6 +148,7 @@ class SpectrogramView(QWidget):
         self._sample_rate = SAMPLE_RATE
         self._request = 0  # numbers the set_audio calls; older background results are dropped
         self._latest = [0]  # the same number, read by the background thread
+        self._workers: list[threading.Thread] = []  # background analyses started
         self._delivery = _Delivery(self)
         self._delivery.ready.connect(self._background_done)
         self._plot = pg.PlotWidget()
@@ -211,7 +213,18 @@ class SpectrogramView(QWidget):
             except RuntimeError:  # the view was closed meanwhile
                 pass
 
-        threading.Thread(target=work, name="spectrogram", daemon=True).start()
+        worker = threading.Thread(target=work, name="spectrogram", daemon=True)
+        self._workers = [t for t in self._workers if t.is_alive()] + [worker]
+        worker.start()
+
+    def shutdown(self) -> None:
+        """The window is closing: waiting analyses are dropped and a running one is waited
+        for, so no thread outlives the window."""
+        self._request += 1
+        self._latest[0] = -1  # every queued analysis returns before it starts
+        for worker in self._workers:
+            worker.join(SHUTDOWN_WAIT_S)
+        self._workers = []
 
     def _background_done(self, request: int, data: SpectrogramData) -> None:
         if request == self._request:  # else another take was shown meanwhile

@@ -33,7 +33,7 @@ LOOP_MARK = "⟲ loop"
 
 
 def fill_take_row(item: QListWidgetItem, take) -> None:
-    """Write a take's (app.takes.Take) facts into its row's roles."""
+    """Write a take's (app.common.take.Take) facts into its row's roles."""
     item.setText(take.title())
     item.setData(DETAIL_ROLE, take.details())
     item.setData(FLAGS_ROLE, list(take.quality))

@@ -19,7 +19,7 @@ def plain_arrow(event) -> bool:
 
 
 class TakesListWidget(QListWidget):
-    """The session's takes; dragging an item out gives a file URL (app.export_controller)."""
+    """The session's takes; dragging an item out gives a file URL (app.export.controller)."""
 
     auditionRequested = Signal()  # Up/Down moved to another take: play it now
 

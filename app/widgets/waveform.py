@@ -223,7 +223,7 @@ class WaveformView(QWidget):
         """The widget that receives mouse events over the plots."""
         return self._plots.viewport()
 
-    def plot_items(self) -> list[pg.PlotItem]:  # for overlays (app.widgets.finish_handles)
+    def plot_items(self) -> list[pg.PlotItem]:  # for overlays (app.finish.handles)
         return list(self._plot_items)
 
     def position_for_seconds(self, seconds: float, channel: int = 0) -> QPoint:

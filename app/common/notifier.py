@@ -1,0 +1,136 @@
+"""What the user reads: one sentence at a time in the status bar, never a traceback.
+
+`Notifier.failed(what, err)` is what every controller's error handler calls: a StudioError
+already is a sentence; anything else (an OSError, sqlite3, libsndfile) is put into words by
+engines.failures. The traceback goes to the log file. Nothing here raises: it runs inside
+error handlers, and a handler that raises turns a sentence back into a traceback.
+
+Every sentence enters the window through `Notifier.status` or `Notifier.notices`, and both pass
+it through `for_window` (app.common.remedy_words) there: an engine sentence's remedies are
+worded as the window's controls. `user_sentence` does too, since what it makes is shown
+elsewhere as well (the Models dialog, the message box when the window cannot open).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+
+from PySide6.QtCore import QObject, Signal
+
+from app.common.remedy_words import MAIN, for_window
+from engines import settings as stored_settings
+from engines.errors import StudioError
+from engines.failures import printable, reason, sentence
+
+log = logging.getLogger(__name__)
+
+HISTORY = 200
+
+
+def user_sentence(what: str, err: BaseException, here: str = MAIN) -> str:
+    """The one sentence a user reads about `err`, shown `here` (app.common.remedy_words: MAIN or
+    MODELS); `what` says what could not be done ("Could not save the tags"), and is used only
+    when `err` is not already a sentence."""
+    try:
+        if isinstance(err, StudioError) and str(err).strip():
+            return for_window(err, here)  # also what the startup message box shows
+        return for_window(sentence(what, err), here)
+    except Exception:  # noqa: BLE001 - never raise from an error path
+        return f"{what}: an unexpected {type(err).__name__} occurred; try again."
+
+
+def unexpected_sentence(err: BaseException, log_hint: str) -> str:
+    """For a failure no handler expected (the safety net in app.shell.safety_net)."""
+    try:
+        if isinstance(err, StudioError) and str(err).strip():
+            return str(err)
+        happened, _ = reason(err)
+        return (f"Something went wrong unexpectedly ({happened}); the window carries on, and "
+                f"the details are in {log_hint}.")
+    except Exception:  # noqa: BLE001
+        return "Something went wrong unexpectedly; the details are in the log file."
+
+
+def one_line(text: object) -> str:
+    """Control characters (a newline in a file name, ESC) never reach the status bar."""
+    try:
+        return printable(text).strip()
+    except Exception:  # noqa: BLE001
+        return repr(text)
+
+
+def window_line(text: object) -> str:
+    """What the status bar shows for `text`: one line, in the window's words."""
+    return one_line(for_window(text))
+
+
+class Notifier(QObject):
+    """One sentence at a time for the user; the window shows `shown` in its status bar.
+
+    `history` keeps what was shown (newest last) for tests and for anyone asking later.
+    Emitting is safe from any thread: the status bar receives it on the GUI thread.
+    """
+
+    shown = Signal(str, int)  # text, timeout in ms (0: until replaced)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.history: deque[str] = deque(maxlen=HISTORY)
+
+    def status(self, text: str, timeout_ms: int = 0) -> None:
+        line = window_line(text)
+        self.history.append(line)
+        self.shown.emit(line, timeout_ms)
+
+    def error(self, text: str) -> None:
+        try:
+            log.info("shown to the user: %s", text)
+            self.status(text)
+        except Exception:  # noqa: BLE001 - a deleted status bar must not raise here
+            log.warning("could not show a message", exc_info=True)
+
+    def failed(self, what: str, err: BaseException) -> str:
+        """Show `err` as one sentence (see `user_sentence`), and return it as shown; the
+        traceback goes to the log."""
+        text = user_sentence(what, err)
+        try:
+            if isinstance(err, StudioError):
+                log.info("%s", text, exc_info=err)
+            else:
+                log.warning("%s", text, exc_info=err)
+        except Exception:  # noqa: BLE001
+            pass
+        self.error(text)
+        return text
+
+    def notices(self, texts: list[str]) -> None:
+        """Several sentences at once (startup notices): each is kept in `history`, and the
+        status bar shows them together so none hides another."""
+        try:
+            lines = [window_line(t) for t in texts if t]
+            if not lines:
+                return
+            for line in lines:
+                log.info("shown to the user: %s", line)
+            self.history.extend(lines)
+            self.shown.emit("  ".join(lines), 0)
+        except Exception:  # noqa: BLE001
+            log.warning("could not show the notices", exc_info=True)
+
+
+def take_settings_notices() -> list[str]:
+    """Sentences engines.settings queued (a damaged settings.json set aside); each is handed
+    out once, so whoever takes them must show them."""
+    try:
+        return list(stored_settings.take_notices())
+    except Exception:  # noqa: BLE001
+        log.warning("could not collect the settings notices", exc_info=True)
+        return []
+
+
+def show_settings_notices(notifier: Notifier) -> list[str]:
+    """Show the queued settings notices, if any, in the status bar."""
+    found = take_settings_notices()
+    notifier.notices(found)
+    return found

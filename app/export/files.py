@@ -1,0 +1,117 @@
+"""A session take as a file - drag-out, Copy, Save As - through the one delivery layer
+(engines.delivery): the same bytes, name rule, sidecar and embedded metadata as `generate`,
+`batch` and `library export`. No Qt widgets here.
+
+A take the library holds is described from its library row (so its file is byte for byte what
+`library export` writes for the same chain); a take made in this session but not kept, from its
+generation; imported audio, as what it is. A take with a finishing chain leaves finished.
+Drag-out and Copy files are named by the export name template and never replace anything (the
+first free name, `_2`, `_3` ...); they are written once per take and chain and reused. Save As
+writes where the user chose (the dialog asked before replacing a file there). Every failure
+raises a StudioError whose text is one sentence for the user.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from app.common.take import Take
+from engines.delivery.deliver import deliver, deliver_new
+from engines.delivery.formats import FORMATS, format_for_path, suffix_for
+from engines.delivery.labels import make_labels
+from engines.delivery.names import take_stem
+from engines.delivery.take import DeliveryTake, Labels, from_audio, from_record, from_result
+from engines.errors import AudioFileError, StudioError
+from engines.failures import sentence, shown
+from engines.provenance import init_entry
+
+log = logging.getLogger(__name__)
+
+
+def finished_take(take: Take) -> Any | None:
+    """The take's FinishedTake for its current chain, or None for a raw take (the caller has
+    checked the chain's audio is ready: app.export.controller.finished_for)."""
+    if take.finishing is None or take.finished is None:
+        return None
+    return take.finished.finished_take
+
+
+def delivery_take(take: Take, library: Any) -> DeliveryTake:
+    """What engines.delivery is given for a session take (see the module docstring)."""
+    finished = finished_take(take)
+    record = _library_record(take, library)
+    if record is not None:
+        base = from_record(record, take.pcm, finished)
+    elif take.result is not None:
+        init = init_entry(Path(take.init_path)) if take.init_path is not None else None
+        base = from_result(take.result, init=init, name=take.name, finished=finished)
+    else:
+        generated = not take.imported
+        base = from_audio(take.pcm, prompt=take.prompt, name=take.name,
+                          seed=take.seed if generated else None,
+                          model=take.model if generated else "").with_finished(finished)
+    return base.with_labels(_studio_labels())
+
+
+def file_stem(take: Take, template: str, library: Any) -> str:
+    """The take's file name (no suffix) by the one name rule."""
+    rendered = take.finished if take.finishing is not None else None
+    preset = rendered.settings.preset if rendered is not None else ""
+    return take_stem(template, delivery_take(take, library), take.variation, preset)
+
+
+def take_format(take: Take) -> str:
+    rendered = take.finished if take.finishing is not None else None
+    return rendered.settings.format if rendered is not None else "wav16"
+
+
+def drag_file(take: Take, folder: Path, template: str, library: Any) -> Path:
+    """The file for drag-out and Copy: written on first use, then reused while the take and
+    its chain stay the same."""
+    rendered = take.finished if take.finishing is not None else None
+    cached = rendered.file_path if rendered is not None else take.file_path
+    if cached is not None and Path(cached).is_file():
+        return Path(cached)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise AudioFileError(sentence(f"Could not create the folder {shown(folder)} for "
+                                      "dragged takes", err)) from err
+    subject = delivery_take(take, library)
+    preset = rendered.settings.preset if rendered is not None else ""
+    stem = take_stem(template, subject, take.variation, preset)
+    done = deliver_new(subject, folder, stem, fmt=take_format(take))
+    if rendered is not None:
+        rendered.file_path = done.path
+    else:
+        take.file_path = done.path
+    return done.path
+
+
+def save_take_as(take: Take, path: Path, fmt: str | None, library: Any) -> Path:
+    """Save As: the take where the user chose, in `fmt` (default: from the chain, else from
+    the name), with its sidecar; a file there is replaced only by the complete new one."""
+    if fmt not in FORMATS:
+        fmt = take_format(take) if take.finishing is not None else format_for_path(path)
+    path = path.parent / f"{path.stem}{suffix_for(fmt)}"
+    return deliver(delivery_take(take, library), path, fmt=fmt).path
+
+
+def _library_record(take: Take, library: Any) -> Any | None:
+    if take.library_id is None or library is None:
+        return None
+    try:
+        return library.get(take.library_id)
+    except StudioError:  # deleted meanwhile, or the library is unavailable
+        log.info("take #%s is not in the library; delivered from the session", take.library_id)
+        return None
+
+
+def _studio_labels() -> Labels:
+    try:
+        return make_labels()
+    except StudioError:  # a damaged UCS list never stops a drag
+        log.warning("could not read the studio's labels", exc_info=True)
+        return Labels()

@@ -1,0 +1,265 @@
+"""The generation panel's behaviour: prompt and settings to requests, Generate/Reroll/Cancel,
+and the worker's answers (progress, new takes, failures)."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+
+from app.common.gpu_service import GpuService
+from app.common.notifier import Notifier
+from app.common.session import TakeModel
+from app.common.take import Take
+from app.common.texts import LIST_RUNNING, NEGATIVE_OFF_HELP
+from app.common.tiers import chosen
+from app.common.worker import GeneratedTake, Reroll
+from app.generate.panel import GenerationPanel
+from engines.catalog import get_model_set
+from engines.durations import duration_text
+from engines.errors import StudioError
+from engines.finish.quality import describe_flag
+from engines.request import GenerationRequest, default_seconds, validate_request
+
+log = logging.getLogger(__name__)
+
+SEED_RANGE = 2**32
+REROLL_LIMIT = 3  # new seeds tried for a flagged take before the last one is kept
+
+
+def cancel_words(backend: str | None) -> str:
+    """The status line when Cancel is pressed, true for the backend running the take (see the
+    progress and cancel contract in engines.backends.base); None when it is not known yet."""
+    if backend == "onnxruntime":
+        return "Cancelling after the current step..."
+    if backend == "tensorrt":
+        return ("Cancelling after the take under way (TensorRT runs a take as one piece and "
+                "cannot stop it part way)...")
+    return "Cancelling after the current step (on TensorRT, after the take under way)..."
+
+
+class GenerationController(QObject):
+    libraryChanged = Signal()  # the worker recorded a take in the library
+    takeGenerated = Signal(object)  # a new take is in the session and selected
+
+    def __init__(self, panel: GenerationPanel, notifier: Notifier, session: TakeModel,
+                 gpu: GpuService, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.panel = panel
+        self.notifier = notifier
+        self.session = session
+        self.gpu = gpu
+        # Which backend ran each model set's takes (the window asks for "auto"), so Cancel
+        # can say when it takes effect; the model set of the batch under way, if it is ours.
+        self._backend_of_model: dict[str, str] = {}
+        self._submitted_model: str | None = None
+        self._running_model: str | None = None
+        w = panel
+        w.generate_button.clicked.connect(self.generate)
+        w.reroll_button.clicked.connect(self.reroll)
+        w.cancel_button.clicked.connect(self.cancel)
+        w.dice_button.clicked.connect(self.roll_dice)
+        w.cfg_spin.valueChanged.connect(self._update_negative_state)
+        # The Length follows the model set (engines.request.default_seconds, the CLI's rule
+        # too) until the user sets one: from then on this session keeps theirs.
+        self._length_chosen = False
+        self._setting_length = False
+        w.seconds_spin.valueChanged.connect(self._length_edited)
+        w.model_combo.currentIndexChanged.connect(self.apply_default_length)
+        for button in w.preset_buttons:
+            button.clicked.connect(lambda _=False, b=button: w.seconds_spin.setValue(
+                float(b.property("seconds"))))
+        worker = gpu.worker
+        worker.progress.connect(self._progress)
+        worker.takeReady.connect(self._take_ready)
+        worker.failed.connect(self._failed)
+        worker.cancelled.connect(self._cancelled)
+        worker.rerolled.connect(self._rerolled)
+        gpu.batchStarted.connect(self._batch_started)
+        gpu.batchFinished.connect(lambda: self._set_busy(False))
+        for keys in ("Ctrl+Return", "Ctrl+Enter"):
+            shortcut = QShortcut(QKeySequence(keys), w)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(self.generate)
+        self._update_negative_state()
+        self.apply_default_length()
+
+    def apply_default_length(self, *_args) -> None:
+        """The model's default length in the Length box, unless the user chose one."""
+        key = self.panel.model_combo.currentData()
+        if self._length_chosen or not key:
+            return
+        try:
+            seconds = default_seconds(key)
+        except StudioError:  # a name the catalog does not know: leave the box alone
+            return
+        self._setting_length = True
+        try:
+            self.panel.seconds_spin.setValue(min(seconds, self.panel.seconds_spin.maximum()))
+        finally:
+            self._setting_length = False
+
+    def _length_edited(self, _value: float) -> None:
+        if not self._setting_length:
+            self._length_chosen = True
+
+    def _update_negative_state(self, *_args) -> None:
+        active = self.panel.cfg_spin.value() != 1.0
+        self.panel.negative_edit.setEnabled(active)
+        self.panel.negative_hint.setVisible(not active)
+        self.panel.negative_edit.setToolTip("" if active else NEGATIVE_OFF_HELP)
+
+    # ------------------------------------------------------------------ requests
+    def read_seed(self) -> int | None:
+        text = self.panel.seed_edit.text().strip()
+        if not text:
+            return None
+        try:
+            value = int(text)
+        except ValueError:
+            raise StudioError(f"The seed '{text}' is not a whole number; type one from 0 to "
+                              f"{SEED_RANGE - 1} or clear the field.") from None
+        if not 0 <= value < SEED_RANGE:
+            raise StudioError(f"The seed {value} is out of range; choose one from 0 to "
+                              f"{SEED_RANGE - 1}.")
+        return value
+
+    def build_request(self, seed: int, init_audio=None) -> GenerationRequest:
+        """The panel as a request; `init_audio` (float) may be passed in so variations share
+        one conversion of the init take."""
+        w = self.panel
+        init_take = self.session.init_take
+        kwargs = dict(
+            prompt=w.prompt_edit.toPlainText(), negative_prompt=w.negative_edit.text(),
+            model=w.model_combo.currentData() or "demo", decoder=w.decoder_combo.currentData(),
+            precision=chosen(w.precision_combo), codec_tier=chosen(w.codec_tier_combo),
+            seconds=w.seconds_spin.value(),
+            steps=w.steps_spin.value(), seed=seed, cfg=w.cfg_spin.value(),
+            apg=w.apg_spin.value())
+        if init_take is not None:
+            kwargs["init_audio"] = init_audio if init_audio is not None \
+                else init_take.float_audio()
+            if self.session.spans:
+                kwargs["inpaint_spans"] = list(self.session.spans)
+            else:
+                kwargs["init_noise_level"] = w.init_noise_slider.value() / 100
+        return GenerationRequest(**kwargs)
+
+    def start_seed(self) -> int:
+        seed = self.read_seed()
+        if seed is not None and self.panel.seed_lock.isChecked():
+            return seed
+        return secrets.randbelow(SEED_RANGE)
+
+    def generate(self) -> None:
+        if self.gpu.running:
+            self.notifier.status("A generation is already running; wait for it or press "
+                                 "Cancel.")
+            return
+        if self.gpu.list_running:
+            self.notifier.status(LIST_RUNNING)
+            return
+        try:
+            first = self.start_seed()
+            count = self.panel.variations_spin.value()
+            init_take = self.session.init_take
+            init = init_take.float_audio() if init_take is not None else None
+            requests = [self.build_request((first + i) % SEED_RANGE, init) for i in range(count)]
+            validate_request(requests[0], get_model_set(requests[0].model).max_seconds)
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return
+        reroll = REROLL_LIMIT if self.panel.reroll_flagged_check.isChecked() else 0
+        self.submit(requests, reroll_flagged=reroll)
+
+    def reroll(self) -> None:
+        """Same settings, one take, a new random seed."""
+        if self.gpu.running:
+            return
+        if self.gpu.list_running:
+            self.notifier.status(LIST_RUNNING)
+            return
+        try:
+            request = self.build_request(secrets.randbelow(SEED_RANGE))
+            validate_request(request, get_model_set(request.model).max_seconds)
+        except StudioError as exc:
+            self.notifier.error(str(exc))
+            return
+        self.submit([request])
+
+    def submit(self, requests: list[GenerationRequest], reroll_flagged: int = 0) -> None:
+        parent_id, source = self.session.init_lineage()
+        self._submitted_model = requests[0].model if requests else None
+        self.gpu.submit(requests, parent_id=parent_id, init_source=source,
+                        reroll_flagged=reroll_flagged)
+
+    def cancel(self) -> None:
+        if self.gpu.cancel():
+            backend = self._backend_of_model.get(self._running_model or "")
+            self.notifier.status(cancel_words(backend))
+
+    def roll_dice(self) -> None:
+        self.panel.seed_edit.setText(str(secrets.randbelow(SEED_RANGE)))
+
+    def _batch_started(self, count: int) -> None:
+        # Batches submitted elsewhere (the library's regenerate) leave the model unknown.
+        self._running_model, self._submitted_model = self._submitted_model, None
+        self._set_busy(True)
+        self.notifier.status(f"Generating {count} take(s)...")
+
+    def _set_busy(self, busy: bool) -> None:
+        self.panel.generate_button.setEnabled(not busy)
+        self.panel.reroll_button.setEnabled(not busy)
+        self.panel.cancel_button.setEnabled(busy)
+
+    # ------------------------------------------------------------------ worker signals
+    def _progress(self, batch, index, total, stage, done, steps) -> None:
+        what = {"text": "reading the prompt", "encode": "encoding the init audio",
+                "sample": f"step {done}/{steps}", "decode": "decoding"}.get(stage, stage)
+        self.notifier.status(f"Take {index + 1}/{total}: {what}")
+
+    def _take_ready(self, finished: GeneratedTake) -> None:
+        result = finished.result
+        req = result.request
+        self._backend_of_model[req.model] = result.backend
+        init_take = self.session.init_take
+        init_path = init_take.init_path if init_take is not None else None
+        take = Take(prompt=req.prompt, pcm=result.pcm, seed=result.seed, model=req.model,
+                    result=result, init_path=init_path, display=finished.display)
+        take.library_id = finished.library_id
+        take.quality = list(getattr(result, "quality", []) or [])
+        take.variation = finished.job.index + 1
+        self.libraryChanged.emit()
+        self.session.add_take(take, select=True)
+        self.panel.seed_edit.setText(str(result.seed))
+        self.panel.seed_used_label.setText(f"Seed used: {result.seed}")
+        for warning in result.warnings:
+            log.info("warning: %s", warning)
+        ms = result.timings_ms.get("total", 0.0)
+        note = f" ({result.warnings[0]})" if result.warnings else ""
+        if finished.rejected:
+            seeds = ", ".join(str(seed) for seed, _flags in finished.rejected)
+            still = (f"; still flagged after {len(finished.rejected)} retries: "
+                     f"{describe_flag(take.quality[0])}") if take.quality else ""
+            note += f" (rerolled flagged seed(s) {seeds}{still})"
+        self.notifier.status(f"Take {finished.job.index + 1}/{finished.job.total} ready: seed "
+                             f"{result.seed}, {duration_text(take.seconds)} in {ms:.0f} ms on "
+                             f"{result.backend}{note}")
+        if finished.library_error:  # after the ready line, which would hide it
+            self.notifier.error(f"The take is in the session but not in the library: "
+                                f"{finished.library_error}")
+        self.takeGenerated.emit(take)
+
+    def _rerolled(self, reroll: Reroll) -> None:
+        flags = ", ".join(reroll.flags)
+        self.notifier.status(f"Take {reroll.index + 1}/{reroll.total}: seed {reroll.seed} was "
+                             f"flagged ({flags}); trying seed {reroll.new_seed} (retry "
+                             f"{reroll.attempt} of {reroll.limit}).")
+
+    def _failed(self, batch: int, message: str) -> None:
+        self.notifier.error(message)
+
+    def _cancelled(self, batch: int) -> None:
+        self.notifier.status("Cancelled; takes already finished are kept.")

@@ -1,0 +1,2 @@
+"""The sound library tab: its panel and table, search, restore, regenerate, trash, browsing and
+export."""

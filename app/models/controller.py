@@ -1,0 +1,168 @@
+"""Which model set, decoder and precision: what this machine can run (the generation panel's
+choices and the take viewer's banner), and the Models dialog.
+
+The first time the window is shown with no real model set installed, the Models dialog opens
+on its "Get models" page (once per data folder; Models > Manage models... opens it later).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QLabel
+
+from app.common.gpu_service import GpuService
+from app.common.notifier import Notifier
+from app.common.remedy_words import for_window
+from app.generate.panel import GenerationPanel
+from app.generate.tier_combos import TierCombos
+from engines import paths
+from engines.catalog import BACKEND_LABELS, DECODERS, MODEL_SETS, get_model_set
+from engines.errors import join
+from engines.models.inventory import default_catalog
+from engines.settings import read_settings, update_settings
+
+if TYPE_CHECKING:
+    from app.models.dialog import ModelManagerDialog
+
+log = logging.getLogger(__name__)
+
+FIRST_RUN_KEY = "models_first_run_offered"
+
+
+class ModelsController(QObject):
+    """Fills the model, decoder and precision choices from the catalog of what can run here.
+
+    `catalog` is re-read when the Models dialog adds files or folders (`models_changed`).
+    """
+
+    def __init__(self, panel: GenerationPanel, banner: QLabel, gpu: GpuService,
+                 notifier: Notifier, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.panel = panel
+        self.banner = banner
+        self.gpu = gpu
+        self.notifier = notifier
+        self.catalog = default_catalog()
+        self.models_dialog: ModelManagerDialog | None = None
+        self._closed = False
+        self.tiers = TierCombos(panel, lambda: self.catalog, self)
+        panel.model_combo.currentIndexChanged.connect(self._model_changed)
+        self.fill_models()
+
+    def window_shown(self) -> None:
+        """The window is on screen for the first time: offer the "Get models" page once it
+        has painted."""
+        QTimer.singleShot(0, self, self.offer_first_run)
+
+    def has_real_model(self) -> bool:
+        return any(self.catalog.resolve(key).runnable for key in MODEL_SETS if key != "demo")
+
+    def offer_first_run(self) -> bool:
+        """Open the "Get models" page if no real set is installed and it was never offered
+        in this data folder; True when it opened (never once the window is closing)."""
+        if self._closed:
+            return False
+        try:
+            data = paths.data_dir()
+            if self.has_real_model() or read_settings(data).get(FIRST_RUN_KEY):
+                return False
+            update_settings(data, {FIRST_RUN_KEY: True})
+        except Exception:  # noqa: BLE001 - a first-run page is a courtesy, never a failure
+            log.warning("could not decide on the first-run page", exc_info=True)
+            return False
+        self.open_models_dialog().show_get_models()
+        return True
+
+    def fill_models(self) -> None:
+        combo = self.panel.model_combo
+        combo.blockSignals(True)
+        combo.clear()
+        model = combo.model()
+        for key, model_set in MODEL_SETS.items():
+            answer = self.catalog.resolve(key)
+            combo.addItem(model_set.label, key)
+            index = combo.count() - 1
+            item = model.item(index)
+            if not answer.runnable:
+                item.setEnabled(False)
+                combo.setItemData(index, for_window(answer.reason or "It cannot run here."),
+                                  Qt.ItemDataRole.ToolTipRole)
+            else:
+                backend = BACKEND_LABELS.get(answer.backend, answer.backend)
+                combo.setItemData(index, for_window(join(f"Runs on {backend}.",
+                                                         *(join(" ", n) for n in answer.notes))),
+                                  Qt.ItemDataRole.ToolTipRole)
+        demo = combo.findData("demo")
+        first_runnable = next((i for i in range(combo.count())
+                               if model.item(i).isEnabled() and combo.itemData(i) != "demo"),
+                              demo)
+        combo.setCurrentIndex(first_runnable)
+        combo.blockSignals(False)
+        self._model_changed()
+
+    def choose_model(self, key: str) -> bool:
+        """Select model set `key` in the window, if it can run here; True when selected."""
+        combo = self.panel.model_combo
+        index = combo.findData(key)
+        if index < 0 or not combo.model().item(index).isEnabled():
+            return False
+        combo.setCurrentIndex(index)
+        return True
+
+    def current_model(self) -> str:
+        return self.panel.model_combo.currentData() or "demo"
+
+    def _model_changed(self, *_args) -> None:
+        key = self.current_model()
+        model_set = get_model_set(key)
+        w = self.panel
+        blocked = w.decoder_combo.blockSignals(True)  # one refill of the tiers, below
+        try:
+            w.decoder_combo.clear()
+            paired = DECODERS[model_set.default_decoder].label.split(" (")[0]
+            w.decoder_combo.addItem(f"Paired ({paired})", None)
+            if key != "demo":
+                for decoder in ("same-s", "same-l"):
+                    w.decoder_combo.addItem(DECODERS[decoder].label, decoder)
+        finally:
+            w.decoder_combo.blockSignals(blocked)
+        self.tiers.fill_for_model(key)  # Precision and Codec tier, with speed and quality
+        w.seconds_spin.setMaximum(model_set.max_seconds)
+        banner = model_set.label
+        if key == "demo":
+            banner += " - a procedural stand-in that runs on any CPU."
+        self.banner.setText(banner)
+
+    # ------------------------------------------------------------------ the Models dialog
+    def open_models_dialog(self) -> ModelManagerDialog:
+        if self.models_dialog is None:
+            # Imported here, when the dialog first opens: its download (HTTPS), build and
+            # self-test code need not load with the window.
+            from app.models.dialog import ModelManagerDialog
+
+            self.models_dialog = ModelManagerDialog(self, self.gpu, self.panel.window())
+        self.models_dialog.show()
+        self.models_dialog.raise_()
+        return self.models_dialog
+
+    def models_changed(self) -> None:
+        """New files or folders: re-read what can run here."""
+        current = self.current_model()
+        try:
+            self.catalog = default_catalog()
+            self.fill_models()
+        except Exception as exc:  # noqa: BLE001 - the old choices stay; one sentence
+            self.notifier.failed("Could not list the installed models", exc)
+            return
+        index = self.panel.model_combo.findData(current)
+        if index >= 0 and self.panel.model_combo.model().item(index).isEnabled():
+            self.panel.model_combo.setCurrentIndex(index)
+
+    def shutdown(self) -> None:
+        """The window is closing: the dialog's download thread stops, and no dialog opens."""
+        self._closed = True
+        if self.models_dialog is not None:
+            self.models_dialog.shutdown()

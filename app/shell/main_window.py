@@ -1,0 +1,99 @@
+"""The main window: it composes the panels (each a view class with typed widgets, layout only)
+and its menus. Behaviour lives in the feature controllers that app.shell.studio.Studio composes
+and hands these panels to.
+
+Object names (a contract for tests and assistive tools): promptEdit, negativePromptEdit,
+modelCombo, decoderCombo, precisionCombo, codecTierCombo, secondsSpin, stepsSpin, cfgSpin,
+apgSpin, seedEdit, seedLockCheck, generateButton, rerollButton, variationsSpin,
+rerollFlaggedCheck, cancelButton, initNoiseSlider (app.generate.panel); takesList, exportButton,
+compareTiersButton (app.takes.panel); waveformView, spectrogramView, latentView, playButton,
+loopCheck (app.takes.viewer); renderListProgress, renderListCancelButton (app.batch.progress);
+renderListAction, shortcutsAction, aboutAction (app.shell.menus); statusBar, mainSplitter,
+sideTabs (here); and the Finish panel's (app.finish.panel: finishPanel, presetCombo,
+loudnessLabel, loopButton, abButton, ...) and the Library tab's (app.library.panel).
+
+The look is app.common.theme's (applied when the first window is built); what the window
+remembers between runs is app.common.window_state's.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter, QStatusBar, QTabWidget
+
+from app.batch.progress import ListProgress
+from app.common.theme import apply_theme, icon
+from app.finish.panel import FinishPanel
+from app.generate.panel import GenerationPanel
+from app.library.panel import LibraryPanel
+from app.shell.menus import MainMenus
+from app.takes.panel import SessionPanel
+from app.takes.viewer import TakeViewer
+from app.widgets.named import named
+
+if TYPE_CHECKING:
+    from app.shell.studio import Studio
+
+log = logging.getLogger(__name__)
+
+WINDOW_TITLE = "SA3 Studio"
+
+
+class MainWindow(QMainWindow):
+    """The panels side by side: generation | the selected take | the session and library.
+
+    `studio` (app.shell.studio.Studio) is set by whoever composes the controllers; closing the
+    window asks it to remember the layout and shut everything down."""
+
+    firstShown = Signal()  # the window is on screen for the first time
+
+    def __init__(self) -> None:
+        super().__init__()
+        apply_theme(QApplication.instance())  # however the window is built, it looks the same
+        self.setObjectName("mainWindow")
+        self.setWindowTitle(WINDOW_TITLE)
+        self.setWindowIcon(icon("app"))
+        self.resize(1280, 800)
+        self.was_shown = False  # a window never on screen has no layout the user arranged
+        self.studio: Studio | None = None
+        self.generation_panel = GenerationPanel()
+        self.finish_panel = FinishPanel()
+        self.take_viewer = TakeViewer(self.finish_panel)
+        self.session_panel = SessionPanel()
+        self.library_panel = LibraryPanel()
+        self.side_tabs = named(QTabWidget(), "sideTabs")
+        self.side_tabs.addTab(self.session_panel, "Session")
+        self.side_tabs.addTab(self.library_panel, "Library")
+        splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
+        splitter.addWidget(self.generation_panel)
+        splitter.addWidget(self.take_viewer)
+        splitter.addWidget(self.side_tabs)
+        splitter.setStretchFactor(1, 1)
+        # Dragging a handle stops at a column's minimum instead of hiding the column.
+        splitter.setChildrenCollapsible(False)
+        splitter.setSizes([330, 640, 380])
+        self.splitter = splitter
+        self.setCentralWidget(splitter)
+        self.setStatusBar(named(QStatusBar(), "statusBar"))
+        self.list_progress = ListProgress(self.statusBar())
+        self.menus = MainMenus(self)
+
+    def show_session_tab(self) -> None:
+        self.side_tabs.setCurrentWidget(self.session_panel)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        first = not self.was_shown
+        self.was_shown = True
+        super().showEvent(event)
+        if first:
+            self.firstShown.emit()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        if self.studio is not None:
+            if self.was_shown:
+                self.studio.remember_window()
+            self.studio.shutdown()
+        super().closeEvent(event)

@@ -1,0 +1,63 @@
+"""The main window's menu bar. Keys that a controller or the takes list handles themselves are
+shown in the menus as hints (app.shell.shortcuts_sheet), so every key the window answers to is
+in a menu and on the F1 sheet. Layout only: app.shell.studio connects each action to what it
+does."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMainWindow
+
+from app.common.theme import icon
+from app.shell.shortcuts_sheet import add_hinted_action
+
+
+class MainMenus:
+    """The menus of `window`'s menu bar and their actions."""
+
+    def __init__(self, window: QMainWindow) -> None:
+        bar = window.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.open_action = file_menu.addAction(icon("open"), "&Open init audio...")
+        self.open_action.setShortcut("Ctrl+O")
+        self.save_action = file_menu.addAction(icon("save"), "&Save take as...")
+        self.save_action.setShortcut("Ctrl+S")
+        self.copy_action = file_menu.addAction(icon("copy"), "&Copy take file")
+        file_menu.addSeparator()
+        self.render_list_action = file_menu.addAction(icon("list"), "&Render sound list...")
+        self.render_list_action.setObjectName("renderListAction")
+        file_menu.addSeparator()
+        self.quit_action = file_menu.addAction(icon("quit"), "&Quit")
+        self.quit_action.setShortcut("Ctrl+Q")
+        settings_menu = bar.addMenu("&Settings")
+        self.labels_action = settings_menu.addAction(icon("rename"), "&Labels and UCS list...")
+        self.labels_action.setObjectName("labelsSettingsAction")
+        models_menu = bar.addMenu("&Models")
+        self.models_action = models_menu.addAction(icon("models"), "&Manage models...")
+        take_menu = bar.addMenu("&Take")
+        # keys the controllers and the takes list handle themselves: shown, not bound again
+        hinted = add_hinted_action
+        self.generate_action = hinted(take_menu, icon("generate"), "&Generate", "Ctrl+Enter")
+        self.play_action = hinted(take_menu, icon("play-pause"), "&Play / pause", "Space")
+        self.loop_action = hinted(take_menu, icon("loop"), "&Loop playback", "L")
+        self.previous_action = hinted(take_menu, icon("previous"), "Pre&vious take", "Up")
+        self.next_action = hinted(take_menu, icon("next"), "&Next take", "Down")
+        take_menu.addSeparator()
+        self.use_init_action = take_menu.addAction(icon("init"), "Use as &init")
+        self.rename_action = take_menu.addAction(icon("rename"), "&Rename")
+        self.rename_action.setShortcut("F2")
+        self.delete_action = take_menu.addAction(icon("delete"), "&Delete")
+        take_menu.addSeparator()
+        self.compare_tiers_action = take_menu.addAction(icon("models"), "&Compare tiers")
+        self.compare_tiers_action.setObjectName("compareTiersAction")
+        help_menu = bar.addMenu("&Help")
+        self.shortcuts_action = help_menu.addAction(icon("keyboard"), "&Keyboard shortcuts")
+        self.shortcuts_action.setObjectName("shortcutsAction")
+        self.shortcuts_action.setShortcut("F1")
+        self.about_action = help_menu.addAction(icon("app"), "&About SA3 Studio")
+        self.about_action.setObjectName("aboutAction")
+        # The menus, kept here: PySide's QAction.menu() hands back a wrapper that owns the
+        # menu, and collecting it deleted the menu with its actions (seen on Python 3.12).
+        self.menus = (file_menu, settings_menu, models_menu, take_menu, help_menu)
+        for menu, name in zip(self.menus, ("fileMenu", "settingsMenu", "modelsMenu",
+                                           "takeMenu", "helpMenu"), strict=True):
+            menu.setObjectName(name)

@@ -1,0 +1,183 @@
+"""What the window composes: the shared services and the feature controllers they are handed.
+
+No behaviour of its own: it builds the services (notifier, session take model, player, GPU
+worker, library), gives each controller its panel (a view class of app.shell.main_window) and
+the few services it needs, connects the menus to what they do, connects the controllers'
+signals to one another, and shuts everything down in order.
+
+Controllers connect the widgets of the panels they are given; a menu item, or a button of
+another feature's panel, is connected here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject
+
+from app.batch.controller import BatchController
+from app.common.gpu_service import GpuService, make_generator
+from app.common.library_access import open_library
+from app.common.notifier import Notifier, show_settings_notices, take_settings_notices
+from app.common.playback import Player
+from app.common.session import TakeModel
+from app.common.window_state import Choices, WindowState, select_enabled
+from app.export.controller import ExportController
+from app.export.labels_controller import LabelsController
+from app.finish.controller import FinishController
+from app.generate.controller import GenerationController
+from app.generate.inpaint import InpaintController
+from app.library.controller import LibraryController
+from app.models.controller import ModelsController
+from app.shell.main_window import MainWindow
+from app.shell.shortcuts_sheet import show_about, show_shortcuts_sheet
+from app.takes.controller import TakesController
+from app.takes.tier_compare import CompareTiersController
+
+log = logging.getLogger(__name__)
+
+
+class Studio(QObject):
+    def __init__(self, window: MainWindow, *, start_worker: bool = True,
+                 player: Player | None = None,
+                 make_generator: Callable[[], object] = make_generator) -> None:
+        super().__init__(window)
+        self.window = window
+        generation, viewer = window.generation_panel, window.take_viewer
+        takes_panel, finish_panel = window.session_panel, window.finish_panel
+        # services
+        notifier = self.notifier = Notifier(self)
+        notifier.shown.connect(window.statusBar().showMessage)
+        library = self.library = open_library()
+        session = self.session = TakeModel(takes_panel.takes_list, self)
+        player = self.player = player if player is not None else Player()
+        gpu = self.gpu = GpuService(make_generator, open_library, start=start_worker, parent=self)
+        # controllers, each handed its panels and the services it needs
+        self.models_controller = ModelsController(generation, viewer.model_banner, gpu,
+                                                  notifier, self)
+        self.generation_controller = GenerationController(generation, notifier, session, gpu,
+                                                          self)
+        self.takes_controller = TakesController(takes_panel, viewer, notifier, session, player,
+                                                self)
+        self.inpaint_controller = InpaintController(generation, viewer.waveform, notifier,
+                                                    session, library, self)
+        self.export_controller = ExportController(takes_panel, viewer.waveform, finish_panel,
+                                                  notifier, session, library, self)
+        self.finish_controller = FinishController(finish_panel, viewer, notifier, session, gpu,
+                                                  player, library, self)
+        self.library_controller = LibraryController(
+            window.library_panel, generation, notifier, session, gpu, library, self,
+            player=player, file_for=self.export_controller.file_for)
+        self.batch_controller = BatchController(window.list_progress, notifier, session, gpu,
+                                                self)
+        self.compare_controller = CompareTiersController(takes_panel, notifier, session, gpu,
+                                                         self)
+        self.labels_controller = LabelsController(window, notifier, self)
+        self._connect_controllers()
+        self._connect_menus()
+        # settings.json is read again on the worker thread (the generator's catalog): say
+        # anything it found once the batch is done
+        gpu.batchFinished.connect(lambda: show_settings_notices(notifier))
+        notifier.status("Ready. Type a prompt and press Ctrl+Enter.")
+        # what opening found wrong (a damaged library or settings file set aside): once
+        notifier.notices([getattr(library, "notice", None), *take_settings_notices()])
+        self.window_state = WindowState()
+        self.restore_window()
+
+    def _connect_controllers(self) -> None:
+        """Between controllers and the window: Qt signals only."""
+        w = self.window
+        refresh = self.library_controller.refresh_library
+        self.generation_controller.libraryChanged.connect(refresh)
+        self.inpaint_controller.libraryChanged.connect(refresh)
+        self.batch_controller.libraryChanged.connect(refresh)
+        self.generation_controller.takeGenerated.connect(self.takes_controller.autoplay)
+        self.library_controller.takeLoaded.connect(lambda _take: w.show_session_tab())
+        self.library_controller.auditionStarted.connect(self.takes_controller.show_playing)
+        self.batch_controller.runningChanged.connect(
+            lambda running: w.menus.render_list_action.setEnabled(not running))
+        w.session_panel.use_init_button.clicked.connect(
+            self.inpaint_controller.use_current_as_init)
+        w.firstShown.connect(self.models_controller.window_shown)
+
+    def _connect_menus(self) -> None:
+        """Every menu item to what it does. Items for keys the controllers handle
+        (app.shell.shortcuts_sheet) do what the key does, through the same buttons."""
+        w, menus = self.window, self.window.menus
+        menus.open_action.triggered.connect(self.inpaint_controller.open_init_dialog)
+        menus.save_action.triggered.connect(self.export_controller.save_as)
+        menus.copy_action.triggered.connect(self.export_controller.copy_current)
+        menus.render_list_action.triggered.connect(self.batch_controller.open_dialog)
+        menus.quit_action.triggered.connect(w.close)
+        menus.labels_action.triggered.connect(self.labels_controller.open_dialog)
+        menus.models_action.triggered.connect(self.models_controller.open_models_dialog)
+        menus.generate_action.triggered.connect(w.generation_panel.generate_button.click)
+        menus.play_action.triggered.connect(w.take_viewer.play_button.click)
+        menus.loop_action.triggered.connect(w.take_viewer.loop_check.toggle)
+        menus.previous_action.triggered.connect(lambda: self._step_take(-1))
+        menus.next_action.triggered.connect(lambda: self._step_take(1))
+        menus.use_init_action.triggered.connect(self.inpaint_controller.use_current_as_init)
+        menus.rename_action.triggered.connect(self.takes_controller.rename_current)
+        menus.delete_action.triggered.connect(self.takes_controller.delete_current)
+        menus.compare_tiers_action.triggered.connect(self.compare_controller.compare_current)
+        menus.shortcuts_action.triggered.connect(lambda: show_shortcuts_sheet(w, menus.menus))
+        menus.about_action.triggered.connect(lambda: show_about(w))
+
+    def _step_take(self, step: int) -> None:
+        takes = self.session.list
+        row = takes.currentRow() + step
+        if 0 <= row < takes.count():
+            takes.setCurrentRow(row)
+
+    # ------------------------------------------------------------------ between runs
+    def restore_window(self) -> None:
+        """Geometry, column widths, model, finishing preset and export folder of last time."""
+        w = self.window
+        try:
+            choices = self.window_state.restore(w, w.splitter)
+            if choices.model:
+                select_enabled(w.generation_panel.model_combo, choices.model)
+            if choices.preset:
+                self.finish_controller.offer_preset(choices.preset)
+            if choices.export_folder is not None:
+                self.export_controller.last_folder = choices.export_folder
+        except Exception:  # noqa: BLE001 - remembered layout is a courtesy, never a failure
+            log.warning("could not restore the window's layout", exc_info=True)
+
+    def remember_window(self) -> None:
+        """Called as the window closes (app.shell.main_window)."""
+        w = self.window
+        choices = Choices(model=w.generation_panel.model_combo.currentData(),
+                          preset=self.finish_controller.last_preset,
+                          export_folder=self.export_controller.last_folder)
+        try:
+            self.window_state.save(w, w.splitter, choices)
+        except Exception:  # noqa: BLE001 - closing must never fail over it
+            log.warning("could not remember the window's layout", exc_info=True)
+
+    def shutdown(self) -> None:
+        """End every thread and pool the window started - the Models dialog's download thread,
+        the finishing and thumbnail pools, the spectrogram's background work, the GPU worker
+        (releasing engines there) - then the audio stream and the library; idempotent.
+        Nothing may start afterwards (each part refuses new work once shut down)."""
+        if getattr(self, "_shut_down", False):
+            return
+        self._shut_down = True
+        steps = (self.models_controller.shutdown, self.takes_controller.shutdown,
+                 self.finish_controller.shutdown, self.batch_controller.shutdown,
+                 self.library_controller.shutdown, self.session.shutdown,
+                 self.window.take_viewer.spectrogram.shutdown, self.gpu.stop,
+                 self.player.close, self.library.close)
+        for step in steps:
+            try:
+                step()
+            except Exception:  # noqa: BLE001 - one part failing must not leave the rest running
+                log.exception("shutting down %s failed", getattr(step, "__qualname__", step))
+
+
+def build_main_window(*, start_worker: bool = True) -> MainWindow:
+    """The main window, wired to its controllers, not shown; honours SA3_STUDIO_HOME."""
+    window = MainWindow()
+    window.studio = Studio(window, start_worker=start_worker)
+    return window

@@ -1,0 +1,45 @@
+"""The Session tab: the takes of this session and what can be done with the selected one.
+Layout only: app.takes.controller (choosing, renaming, removing), app.export.controller (Save
+As, Copy, drag-out), app.generate.inpaint (Use as init) and app.takes.tier_compare (Compare
+tiers) give it behaviour.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from app.common.theme import icon
+from app.widgets.named import named
+from app.widgets.takes_list import TakesListWidget
+
+
+class SessionPanel(QWidget):
+    def __init__(self) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        hint = QLabel("Takes (Up/Down to compare, drag out to export)")
+        hint.setWordWrap(True)  # the column may be narrower than the sentence
+        layout.addWidget(hint)
+        self.takes_list = named(TakesListWidget(), "takesList")
+        layout.addWidget(self.takes_list, stretch=1)
+        grid = QGridLayout()
+        self.use_init_button = named(QPushButton("Use as init"), "useAsInitButton",
+                                     icon("init"))
+        self.use_init_button.setToolTip("Use the take as init audio for the next generation")
+        self.export_button = named(QPushButton("Save As..."), "exportButton", icon("save"))
+        self.export_button.setToolTip("Save the take to a file (Ctrl+S)")
+        self.copy_button = named(QPushButton("Copy"), "copyButton", icon("copy"))
+        self.copy_button.setToolTip("Copy the take's file to the clipboard")
+        self.delete_button = named(QPushButton("Delete"), "deleteTakeButton", icon("delete"))
+        self.delete_button.setToolTip("Remove the take from the session")
+        self.compare_tiers_button = named(QPushButton("Compare tiers"), "compareTiersButton",
+                                          icon("models"))
+        self.compare_tiers_button.setToolTip(
+            "Decode the selected take again through every other installed codec tier, to hear "
+            "what each costs and gives (the same sound, no new sampling)")
+        grid.addWidget(self.use_init_button, 0, 0)
+        grid.addWidget(self.export_button, 0, 1)
+        grid.addWidget(self.copy_button, 1, 0)
+        grid.addWidget(self.delete_button, 1, 1)
+        grid.addWidget(self.compare_tiers_button, 2, 0, 1, 2)
+        layout.addLayout(grid)

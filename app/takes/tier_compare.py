@@ -1,0 +1,140 @@
+"""Compare tiers (issue 14): the selected take decoded again through every other codec tier that
+is installed and runs here - the very same latents, no new sampling - each added to the session
+right after it as "<name> [<tier> tier]", so Up/Down flips between them from the same place
+(app.takes.controller keeps the playhead inside a take's tier group).
+
+The decodes run on the one GPU worker, as a Task (engines live on that thread only); which tiers
+to decode is asked there too, of the catalog the Generator that made the take uses.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from PySide6.QtCore import QObject
+
+from app.common.displaydata import for_result
+from app.common.gpu_service import GpuService
+from app.common.notifier import Notifier
+from app.common.session import TakeModel
+from app.common.take import Take
+from app.common.tiers import tier_words
+from app.takes.panel import SessionPanel
+from engines.catalog import tier_choice
+from engines.errors import CancelledError, StudioError
+
+log = logging.getLogger(__name__)
+
+_TIER_SUFFIX = re.compile(r"\s*\[[\w-]+ tier\]$")
+
+
+def compare_name(take: Take, tier: str) -> str:
+    """"coin pickup [coarse tier]"; a tier take's own suffix is replaced, not stacked."""
+    return f"{_TIER_SUFFIX.sub('', take.title())} [{tier} tier]"
+
+
+def refusal(take: Take | None) -> str | None:
+    """Why the take cannot be compared, in one sentence; None when it can."""
+    if take is None:
+        return "Select a take in the session to compare its codec tiers."
+    if take.imported:
+        return ("That is imported audio; only takes generated in this session can be decoded "
+                "through another codec tier.")
+    latents = getattr(take.result, "latents", None)
+    if latents is None or getattr(latents, "size", 0) == 0:
+        return ("This take has no latents to decode again (only takes made in this session "
+                "keep them); generate it again to compare tiers.")
+    return None
+
+
+def decode_other_tiers(worker, result, report, cancel) -> list[tuple[object, dict]]:
+    """On the GPU worker: `result` through every other available codec tier, each with its
+    display data (app.common.displaydata), in the decoder's tier order."""
+    generator = worker.generator()
+    req = result.request
+    # through the module, so a test can stand in for the catalog's answer
+    options = tier_choice.codec_tier_options(generator.catalog, req.model, req.decoder,
+                                             req.precision, backend=result.backend)
+    tiers = [o.name for o in options if o.available and o.name != result.codec_tier]
+    if not tiers:
+        raise StudioError(f"No other codec tier is installed that runs here, so there is "
+                          f"nothing to compare the {result.codec_tier or 'current'} tier with.")
+    compared = []
+    for tier in tiers:
+        if cancel.is_set():
+            raise CancelledError()
+        report(f"Decoding through the {tier} codec tier...")
+        again = generator.decode_with_tier(result, tier, cancel.is_set)
+        compared.append((again, for_result(again)))
+    return compared
+
+
+class CompareTiersController(QObject):
+    """Compare tiers (the takes panel's button; the Take menu's item is connected by
+    app.shell.studio)."""
+
+    def __init__(self, panel: SessionPanel, notifier: Notifier, session: TakeModel,
+                 gpu: GpuService, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.notifier = notifier
+        self.session = session
+        self.gpu = gpu
+        self.pending: dict[int, Take] = {}  # task id -> the take being compared
+        panel.compare_tiers_button.clicked.connect(self.compare_current)
+        worker = gpu.worker
+        worker.taskProgress.connect(self._progress)
+        worker.taskDone.connect(self._done)
+        worker.taskFailed.connect(self._failed)
+
+    def compare_current(self) -> bool:
+        """Start decoding the selected take through the other tiers; False after saying why
+        it cannot be done."""
+        take = self.session.current_take()
+        why = refusal(take)
+        if why is None and (self.gpu.host is None or self.gpu.busy or self.pending):
+            why = "The graphics card is busy; compare tiers when it is done."
+        if why is not None:
+            self.notifier.status(why)
+            return False
+        worker, result = self.gpu.worker, take.result
+
+        def task(report, cancel):
+            return decode_other_tiers(worker, result, report, cancel)
+
+        job = self.gpu.new_task(task, "Comparing tiers")
+        self.pending[job.task_id] = take
+        self.notifier.status(f"Decoding \"{take.title()}\" through the other codec tiers...")
+        self.gpu.host.submit_task(job)
+        return True
+
+    def _progress(self, task_id: int, text: str) -> None:
+        if task_id in self.pending:
+            self.notifier.status(text)
+
+    def _done(self, task_id: int, compared) -> None:
+        take = self.pending.pop(task_id, None)
+        if take is None or take.take_id not in self.session.takes:
+            return  # someone else's task, or the take was removed meanwhile
+        group = take.tier_group if take.tier_group is not None else take.take_id
+        take.tier_group = group
+        anchor, added = take, []
+        for result, display in compared:
+            tier = result.codec_tier
+            sibling = Take(prompt=take.prompt, pcm=result.pcm, seed=result.seed,
+                           model=take.model, result=result, name=compare_name(take, tier),
+                           init_path=take.init_path, display=display,
+                           quality=list(getattr(result, "quality", []) or []),
+                           variation=take.variation, tier_group=group)
+            # the first one is selected: heard at once, from where the original was
+            self.session.add_take(sibling, select=not added, after=anchor)
+            anchor = sibling
+            added.append(tier)
+        names = ", ".join(f"the {tier} tier" for tier in added)
+        self.notifier.status(f"Added {names} of \"{_TIER_SUFFIX.sub('', take.title())}\" "
+                             f"right after it: the same latents through another codec; "
+                             f"Up/Down flips between them from the same place.")
+
+    def _failed(self, task_id: int, message: str) -> None:
+        if self.pending.pop(task_id, None) is not None:
+            self.notifier.error(tier_words(message))
