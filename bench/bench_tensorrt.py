@@ -7,7 +7,12 @@ For L in 32, 323, 1292, 4096 latents, 8 steps, modes t2a, a2a, inpaint, cfg_inpa
   host memory, minus the GPU time of the work (CUDA events inside the graph), for (a) our one
   graph replay and (b) eager stage-by-stage execution of the same work;
 * GPU time of our own kernels and copies (engine doubles turned into no-ops) against the
-  memory-traffic floor: bytes they must move / copy bandwidth measured here.
+  memory-traffic floor: bytes they must move / copy bandwidth measured here, device and host
+  added up (the step latents go to the host beside the later steps, so a take can come in
+  under that sum);
+* live re-render overhead (issue 23): wall time of a whole `generate` minus its GPU time for a
+  3 s take whose texts are cached (a change of seed), copied from the text cache (prompts
+  alternating) and new (the text encoder runs), p50/p95.
 Prints a table and writes the results JSON (the format the TensorRT-backend issue asks for).
 """
 
@@ -30,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from engines import demo  # noqa: E402
-from engines.backends.tensorrt.backend import TensorRTBackend  # noqa: E402
+from engines.backends.tensorrt.backend import TensorRTBackend, resident_vram_bytes  # noqa: E402
 from engines.backends.tensorrt.pipeline import GenerationPipeline  # noqa: E402
 from engines.catalog import EngineFiles  # noqa: E402
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT  # noqa: E402
@@ -97,7 +102,9 @@ def traffic(mode: str, length: int) -> tuple[int, int]:
     per_step = 4 * n * 4  # pingpong: read x, v, noise; write x (+ step copy below)
     per_step += 4 * n  # step latent copy
     per_step += 4 * n if inpaint else 0  # init latents read for paste-back
-    per_step += 4 * n * 7 if cfg else 0  # reductions (3 reads) + apply (3 reads, 1 write)
+    # CFG: the reductions read x, v_cond, v_uncond; the update reads both velocities (one more
+    # than the plain update's v) and makes the guided one in registers.
+    per_step += 4 * n * 4 if cfg else 0
     dev += per_step * STEPS - 4 * n  # no noise read on the last step
     if inpaint:
         dev += frames * 2 * (4 + 4 + 2)  # paste-back: int32 PCM + original in, int16 out
@@ -123,13 +130,12 @@ def measure(backend: TensorRTBackend, req, reps: int) -> dict:
     for _ in range(reps):
         t0 = time.perf_counter()
         inputs = backend.inputs_for(req, [])
-        pipe.buffers.write_inputs(inputs)
         t1 = time.perf_counter()
-        pipe.graph.launch(pipe.stream)
+        pipe.enqueue(inputs)  # inputs to pinned memory, text stage (held: skipped), replay
         t2 = time.perf_counter()
         pipe.stream.synchronize()
         t3 = time.perf_counter()
-        gpu = pipe.gpu_ms()
+        gpu = pipe.body_gpu_ms()
         rows["graph"].append((t3 - t0) * 1e3 - gpu)
         rows["prep"].append((t1 - t0) * 1e3)
         rows["launch"].append((t2 - t1) * 1e3)
@@ -139,8 +145,7 @@ def measure(backend: TensorRTBackend, req, reps: int) -> dict:
         for _ in range(max(3, reps // 4)):
             t0 = time.perf_counter()
             inputs = backend.inputs_for(req, [])
-            pipe.buffers.write_inputs(inputs)
-            pipe.record(captured=False, sync_stages=sync)
+            pipe.enqueue(inputs, eager=True, sync_stages=sync)
             pipe.stream.synchronize()
             rows[name].append((time.perf_counter() - t0) * 1e3 - gpu)
     return {name: median_ms(values) for name, values in rows.items()}
@@ -159,14 +164,60 @@ def kernel_time(module, files, tmp: Path, req, reps: int) -> float:
         assert pipe.capture()
         times = []
         for _ in range(reps):
-            pipe.buffers.write_inputs(inputs)
-            pipe.graph.launch(pipe.stream)
+            pipe.enqueue(inputs)
             pipe.stream.synchronize()
-            times.append(pipe.gpu_ms())
+            times.append(pipe.body_gpu_ms())  # the text encoder (a no-op here) is not ours
         pipe.free()
         return statistics.median(times)
     finally:
         backend.close()
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = np.sort(np.asarray(samples, dtype=np.float64))
+    return {"p50": round(float(np.percentile(ordered, 50)), 4),
+            "p95": round(float(np.percentile(ordered, 95)), 4)}
+
+
+def live_overhead(module, files, tmp: Path, reps: int) -> dict:
+    """Host ms of a whole `generate` beyond its GPU time (events from the text stage to the
+    last copy), for a 3 s text-to-audio take after warm-up: the texts held in the graph's
+    buffers (a change of seed), copied from the text cache (two prompts in turn), or new (the
+    text encoder's graph runs and its output is kept). Also the text encoder runs counted."""
+    backend = TensorRTBackend(files, kernel_cache_dir=tmp,
+                              load_runners=lambda f, sm: make_runners(module))
+    cases = {"seed": lambda i: ("laser sweep", i),
+             "cached": lambda i: (("laser sweep", "glass shatter")[i % 2], 7),
+             "new": lambda i: (f"laser sweep {i}", 7)}
+    table: dict = {}
+    try:
+        for prompt in ("laser sweep", "glass shatter"):
+            backend.generate(validate_request(GenerationRequest(
+                prompt=prompt, seconds=3.0, seed=1, steps=STEPS), 400.0))
+        for case, make in cases.items():
+            over, texts = [], []
+            for i in range(reps):
+                prompt, seed = make(i)
+                req = validate_request(GenerationRequest(prompt=prompt, seconds=3.0, seed=seed,
+                                                         steps=STEPS), 400.0)
+                t0 = time.perf_counter()
+                result = backend.generate(req)
+                wall = (time.perf_counter() - t0) * 1e3
+                over.append(wall - result.details["gpu_ms"]["total"])
+                texts.append(result.details["gpu_ms"]["text"])
+            table[case] = {"host_overhead_ms": percentiles(over),
+                           "text_gpu_ms": percentiles(texts)}
+        pipe = backend.cache.get(backend.key_for(req))
+        table["text_encoder_runs"] = pipe.text.runs if pipe is not None else None
+        table["text_cache"] = {"hits": backend.text_cache.hits,
+                               "misses": backend.text_cache.misses}
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            resident_vram_bytes()
+        table["vram_query_ms"] = round((time.perf_counter() - t0) * 1e3 / reps, 4)
+    finally:
+        backend.close()
+    return table
 
 
 def driver_version(cuda_version: int) -> str:
@@ -200,6 +251,8 @@ def main() -> int:
     parser.add_argument("--junit", type=Path)
     parser.add_argument("--out", type=Path)
     parser.add_argument("--reps", type=int, default=20)
+    parser.add_argument("--no-engine-like", action="store_true",
+                        help="skip the table with engine-like launch counts (shorter run)")
     args = parser.parse_args()
 
     ensure_context()
@@ -228,8 +281,9 @@ def main() -> int:
     overhead: dict = {}
     engine_like: dict = {}
     floors: dict = {}
-    for label, launches in (("thin doubles", None), ("engine-like launch counts",
-                                                      ENGINE_LIKE_LAUNCHES)):
+    kernel_ms: dict = {}
+    tables = [("thin doubles", None), ("engine-like launch counts", ENGINE_LIKE_LAUNCHES)]
+    for label, launches in tables[:1] if args.no_engine_like else tables:
         print(f"-- {label}: {launches or 'one or two kernels per enqueue'}")
         backend = TensorRTBackend(
             files, kernel_cache_dir=tmp,
@@ -251,6 +305,8 @@ def main() -> int:
                         floor_ms = dev_bytes / (d2d_bw * 1e6) + host_bytes / (host_bw * 1e6)
                         floors.setdefault(mode, {})[str(length)] = round(kernels_ms / floor_ms,
                                                                          3)
+                        kernel_ms.setdefault(mode, {})[str(length)] = {
+                            "kernels": round(kernels_ms, 4), "floor": round(floor_ms, 4)}
                         tail = f"{kernels_ms:8.3f} {floor_ms:7.3f} {kernels_ms / floor_ms:7.2f}"
                     else:
                         tail = ""
@@ -262,6 +318,12 @@ def main() -> int:
                     backend.cache.clear()
         finally:
             backend.close()
+    live = live_overhead(module, files, tmp, max(args.reps, 20))
+    print("live re-render, 3 s take, host ms beyond the GPU time (p50/p95): " + "; ".join(
+        f"{case} {row['host_overhead_ms']['p50']:.3f}/{row['host_overhead_ms']['p95']:.3f} "
+        f"(text GPU {row['text_gpu_ms']['p50']:.3f})" for case, row in live.items()
+        if case in ("seed", "cached", "new")) + f"; text encoder runs {live['text_encoder_runs']}; "
+        f"VRAM query {live['vram_query_ms']:.3f} ms")
     module.free()
     del drv
     payload = {
@@ -271,6 +333,8 @@ def main() -> int:
         "tests": junit_counts(args.junit),
         "overhead_ms": overhead,
         "kernels_vs_floor": floors,
+        "kernels_ms": kernel_ms,
+        "live_overhead": live,
         "overhead_ms_engine_like": engine_like,
         "engine_like_launches": ENGINE_LIKE_LAUNCHES,
         "copy_bandwidth_gbps": {"device": round(d2d_bw, 1), "host": round(host_bw, 2)},

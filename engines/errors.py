@@ -44,7 +44,7 @@ class Remedy:
     setting one of `values` (`value`), pick a `file` for a setting, or run a `command` (key
     "models download", "models build", "models token", "demo once") on `values` (model sets).
     Each front end words it its own way: the CLI as flags and commands (engines.cli.words),
-    the window as the control's label and where it is (app.remedy_words), a sound list as its
+    the window as the control's label and where it is (app.common.remedy_words), a sound list as its
     columns (engines.batch.items)."""
 
     kind: str

@@ -16,6 +16,7 @@ import numpy as np
 from engines import noise, sampling
 from engines.audio_io import pcm16_from_float
 from engines.backends.base import CancelFn, ProgressFn
+from engines.backends.text_cache import EncodedText, TextEncodingCache
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT, TEXT_TOKENS
 from engines.errors import BackendError, CancelledError
 from engines.request import ValidatedRequest
@@ -66,12 +67,14 @@ def _check_cancel(cancel: CancelFn | None) -> None:
         raise CancelledError()
 
 
-def _tokens(tokenizer: PromptTokenizer, text: str, what: str, warnings: list[str]):
-    tokens = tokenizer.encode(text)
+def _encoded(stages: EngineStages, tokenizer: PromptTokenizer, text: str, what: str,
+             warnings: list[str], cache: TextEncodingCache) -> EncodedText:
+    encoded = cache.encode(text, tokenizer.encode, stages.encode_text)
+    tokens = encoded.tokens
     if tokens.truncated:
         warnings.append(f"The {what} has {tokens.token_count} tokens; only the first "
                         f"{TEXT_TOKENS} were used. Shorten it to control every word.")
-    return tokens
+    return encoded
 
 
 def regenerate_mask(req: ValidatedRequest, length: int) -> np.ndarray:
@@ -116,22 +119,26 @@ def decode_take(stages: EngineStages, latents: np.ndarray, req: ValidatedRequest
 
 def run_pipeline(stages: EngineStages, tokenizer: PromptTokenizer, req: ValidatedRequest,
                  progress: ProgressFn | None = None, cancel: CancelFn | None = None,
-                 ) -> PipelineOutput:
+                 text_cache: TextEncodingCache | None = None) -> PipelineOutput:
+    """One take stage by stage. `text_cache` (the backend's, for its one text encoder) skips
+    the text encoder for texts encoded before; without one every take encodes its texts."""
     report = progress or (lambda stage, done, total: None)
     clock = _Clock()
     warnings: list[str] = []
     length = req.latent_len
+    texts = text_cache if text_cache is not None else TextEncodingCache(capacity=0)
 
     _check_cancel(cancel)
     report("text", 0, 1)
     since = time.perf_counter()
-    cond = _tokens(tokenizer, req.prompt, "prompt", warnings)
-    hidden = [stages.encode_text(cond.input_ids, cond.attention_mask)]
-    masks = [cond.attention_mask.astype(np.float32)]
+    cond = _encoded(stages, tokenizer, req.prompt, "prompt", warnings, texts)
+    hidden = [cond.hidden]
+    masks = [cond.tokens.attention_mask.astype(np.float32)]
     if req.use_cfg:
-        uncond = _tokens(tokenizer, req.negative_prompt, "negative prompt", warnings)
-        hidden.append(stages.encode_text(uncond.input_ids, uncond.attention_mask))
-        masks.append(uncond.attention_mask.astype(np.float32))
+        uncond = _encoded(stages, tokenizer, req.negative_prompt, "negative prompt", warnings,
+                          texts)
+        hidden.append(uncond.hidden)
+        masks.append(uncond.tokens.attention_mask.astype(np.float32))
     clock.lap("text", since)
     report("text", 1, 1)
 

@@ -127,6 +127,28 @@ def test_replay_equals_eager_and_cpu(files, module, tmp_path, mode):
     assert np.max(np.abs(second.pcm.astype(int) - ref.pcm.astype(int))) <= 1
 
 
+@pytest.mark.parametrize("mode", ["inpaint", "cfg_inpaint"])
+@pytest.mark.parametrize("spans", [[(0.0, 0.7), (2.2, 3.0)], [(1.0, 1.2)]])
+def test_paste_back_and_guided_steps_match_numpy_at_span_edges(files, module, tmp_path, mode,
+                                                               spans):
+    # Spans at the clip's start and end (no fade on the outer side) and one of two latents:
+    # the paste-back reads each latent's span from host-made bounds, the CFG step makes the
+    # guided velocity in registers; both must still match the numpy pipeline.
+    backend = make_backend(files, module, tmp_path)
+    req = request(mode, inpaint_spans=spans)
+    try:
+        first = backend.generate(req)
+        second = backend.generate(dataclasses.replace(req, seed=req.seed + 1))
+    finally:
+        backend.close()
+    assert first.details["path"] == "capture" and second.details["path"] == "replay"
+    for result, seed in ((first, req.seed), (second, req.seed + 1)):
+        ref = cpu_reference(files, dataclasses.replace(req, seed=seed))
+        scale = np.max(np.abs(ref.latents))
+        assert np.max(np.abs(result.step_latents - ref.step_latents)) <= 1e-5 * scale
+        assert np.max(np.abs(result.pcm.astype(int) - ref.pcm.astype(int))) <= 1
+
+
 def test_false_enqueue_under_capture_falls_back_to_eager(files, module, tmp_path):
     backend = make_backend(files, module, tmp_path, dit={"fail_under_capture": True})
     try:

@@ -10,9 +10,9 @@ ONNX Runtime (and any backend driven by engines.pipeline.run_pipeline) runs stag
   cancel: before the prompt, before the init audio, after every sampler step and before the
   decoder: a cancel takes effect after the current step (or stage).
 
-TensorRT enqueues the whole take at once: one CUDA graph replay, or (the first take of a
-shape, then captured and checked; shapes that cannot be captured) every stage eagerly with one
-wait at the end:
+TensorRT enqueues the whole take at once: one CUDA graph replay (after the text encoder's own
+small graph when a text is not cached), or (the first take of a shape, then captured and
+checked; shapes that cannot be captured) every stage eagerly with one wait at the end:
   progress: ("sample", 0, steps) once, just before the take is enqueued; when it is done,
   ("text", 1, 1), ("encode", 1, 1) (audio-to-audio and inpainting only),
   ("sample", steps, steps) and ("decode", 1, 1), one after another. No report per step.
@@ -22,6 +22,17 @@ wait at the end:
 
 Decode-only comparisons (Backend.decode_latents) report nothing and look at no cancel;
 Generator.decode_with_tier looks at cancel once, before decoding.
+
+Live audition (engines.live) renders the take again on every change and keeps at most one
+render in flight; a newer change supersedes the one under way. On ONNX Runtime the superseded
+render stops after its current step (the live scheduler's staleness is its cancel). On TensorRT
+a replay cannot be interrupted: the superseded take runs to its end and superseding it means
+dropping its result, never playing it; the next change waits for that replay (milliseconds).
+
+Text encodings: every backend keeps the text encoder's output of the last few texts of its one
+text encoder (engines.backends.text_cache), so a take that changes only the seed, length or
+knobs skips the text encoder and gives the same bytes as one that ran it. On TensorRT the
+captured graphs stay as they are: the hidden states are copied into the graph's buffer instead.
 """
 
 from __future__ import annotations

@@ -16,14 +16,17 @@ import numpy as np
 
 from engines.audio_io import pcm16_from_float, pcm16_from_int32
 from engines.backends.base import CancelFn, ProgressFn
+from engines.backends.text_cache import TextEncodingCache
 from engines.catalog import EngineFiles
 from engines.errors import BackendError, ModelUnavailableError
 from engines.generation_result import GenerationResult
+from engines.lazy import lazy_import
 from engines.pipeline import decode_take, run_pipeline
 from engines.request import ValidatedRequest
 from engines.tokenizer import PromptTokenizer
 
 log = logging.getLogger(__name__)
+ort = lazy_import("onnxruntime")
 
 _NUMPY_TYPES = {
     "tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(double)": np.float64,
@@ -48,8 +51,6 @@ class _Session:
     """One ONNX graph; casts named inputs to the dtypes the graph declares."""
 
     def __init__(self, path: Path, options, role: str) -> None:
-        import onnxruntime as ort
-
         try:
             self.session = ort.InferenceSession(_model_source(path), options,
                                                 providers=["CPUExecutionProvider"])
@@ -105,14 +106,14 @@ class OnnxRuntimeBackend:
     name = "onnxruntime"
 
     def __init__(self, files: EngineFiles, threads: int | None = None) -> None:
-        import onnxruntime as ort
-
         options = ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = threads or min(os.cpu_count() or 1, 8)
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self._options = options
         self.tokenizer = PromptTokenizer(files.tokenizer)
+        # This backend's one text encoder: its encodings stay valid for the backend's life.
+        self.text_cache = TextEncodingCache()
         self._text = _Session(files.text_encoder, options, "text encoder")
         self._dit = _Session(files.dit, options, "DiT")
         self._codecs: dict[tuple[Path, Path | None], _Codec] = {}
@@ -167,7 +168,7 @@ class OnnxRuntimeBackend:
                  cancel: CancelFn | None = None) -> GenerationResult:
         """Stage by stage through run_pipeline: progress after every sampler step, cancel
         after every step and between stages (engines.backends.base says exactly where)."""
-        out = run_pipeline(self, self.tokenizer, request, progress, cancel)
+        out = run_pipeline(self, self.tokenizer, request, progress, cancel, self.text_cache)
         return GenerationResult(pcm=out.pcm, latents=out.latents, step_latents=out.step_latents,
                                 seed=request.seed, timings_ms=out.timings_ms, backend=self.name,
                                 request=request, files=self.files, warnings=out.warnings)
@@ -184,3 +185,4 @@ class OnnxRuntimeBackend:
     def close(self) -> None:
         self._text = self._dit = None  # type: ignore[assignment]
         self._codecs.clear()
+        self.text_cache.clear()

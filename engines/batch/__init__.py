@@ -19,5 +19,5 @@ Split by job:
     runner      the loop: dispatch, collect, write, record; Ctrl+C stops after the current take
     resume      what an earlier run made, verified before it is skipped
     session     the whole batch composed once, for both front ends (engines/cli/batch.py and
-                app/batch_run.py): plan, output folder, render
+                app/batch/run.py): plan, output folder, render
 """

@@ -14,6 +14,7 @@ import numpy as np
 
 from engines import sampling
 from engines.backends.base import CancelFn, ProgressFn
+from engines.backends.tensorrt import decode_only
 from engines.backends.tensorrt.codecs import (
     DEFAULT_CODECS,
     CodecCache,
@@ -22,6 +23,8 @@ from engines.backends.tensorrt.codecs import (
     codec_key,
     load_trt_codec,
 )
+from engines.backends.tensorrt.device_text_cache import DeviceTextCache
+from engines.backends.tensorrt.engine import TrtEngine
 from engines.backends.tensorrt.graph_cache import DEFAULT_CAPACITY, GraphCache, run_generation
 from engines.backends.tensorrt.kernels import SamplerKernels
 from engines.backends.tensorrt.pipeline import GenerationPipeline
@@ -33,17 +36,18 @@ from engines.cuda.memory import DeviceBuffer
 from engines.cuda.stream import Stream
 from engines.errors import CancelledError
 from engines.generation_result import GenerationResult
+from engines.lazy import lazy_import
+from engines.paths import cache_dir
 from engines.request import ValidatedRequest
 from engines.tokenizer import PromptTokenizer
 
 log = logging.getLogger(__name__)
+pynvml = lazy_import("pynvml")  # nvidia-ml-py, optional
 
 TOKEN_CACHE_SIZE = 64
 
 
 def load_trt_runners(files: EngineFiles, gpu_sm: str | None) -> Runners:
-    from engines.backends.tensorrt.engine import TrtEngine
-
     loaded: list[TrtEngine] = []
 
     def load(path):
@@ -63,22 +67,23 @@ def load_trt_runners(files: EngineFiles, gpu_sm: str | None) -> Runners:
 
 
 def resident_vram_bytes() -> int | None:
-    """Device memory in use: NVML when nvidia-ml-py is installed, else cuMemGetInfo."""
+    """Device memory in use: cuMemGetInfo in the context every take runs in (microseconds),
+    NVML only when that fails. Asked after every take: NVML's init and shutdown cost about
+    10 ms a take on an H200, five times live audition's whole budget for re-render overhead."""
     try:
-        import pynvml
-
+        free, total = mem_info()
+        return total - free
+    except Exception:  # noqa: BLE001 - no context on this thread: ask NVML
+        pass
+    try:
         pynvml.nvmlInit()
         try:
             handle = pynvml.nvmlDeviceGetHandleByIndex(0)
             return int(pynvml.nvmlDeviceGetMemoryInfo(handle).used)
         finally:
             pynvml.nvmlShutdown()
-    except Exception:  # noqa: BLE001 - NVML missing or refused: fall back
-        try:
-            free, total = mem_info()
-            return total - free
-        except Exception:  # noqa: BLE001
-            return None
+    except Exception:  # noqa: BLE001 - NVML missing or refused
+        return None
 
 
 class TensorRTBackend:
@@ -103,12 +108,12 @@ class TensorRTBackend:
         self._cache_size = cache_size
         self.tokenizer = PromptTokenizer(files.tokenizer)
         if kernel_cache_dir is None:
-            from engines.paths import cache_dir
-
             kernel_cache_dir = cache_dir() / "nvrtc"
         self._kernel_cache_dir = kernel_cache_dir
         self._ready = False
         self._token_cache: dict[str, object] = {}
+        # This backend's one text encoder's outputs, by text, on the GPU (allocated when used).
+        self.text_cache = DeviceTextCache()
 
     # ------------------------------------------------------------------ lifecycle
     def _activate(self) -> None:
@@ -179,6 +184,7 @@ class TensorRTBackend:
         self.runners.text.close()
         self.runners.dit.close()
         self.codecs.close_all()  # every loaded tier's decoder and encoder
+        self.text_cache.free()
         if self.scratch is not None:
             self.scratch.free()
         self.kernels.free()
@@ -212,7 +218,8 @@ class TensorRTBackend:
             neg_ids=None if neg is None else neg.input_ids,
             neg_mask=None if neg is None else neg.attention_mask,
             keep=req.keep_mask() if req.mode == "inpaint" else None,
-            init_audio=req.init_audio if req.mode != "t2a" else None)
+            init_audio=req.init_audio if req.mode != "t2a" else None,
+            texts=(req.prompt,) if neg is None else (req.prompt, req.negative_prompt))
 
     def key_for(self, req: ValidatedRequest) -> GraphKey:
         return GraphKey(latent_len=req.latent_len, steps=req.steps, mode=req.mode,
@@ -241,7 +248,8 @@ class TensorRTBackend:
         scratch = None if self.scratch is None else (self.scratch.ptr, self.scratch.capacity)
         out, path = run_generation(
             self.cache, key, lambda k: GenerationPipeline(k, self.runners, self.kernels,
-                                                          self.stream, scratch), inputs)
+                                                          self.stream, scratch,
+                                                          self.text_cache), inputs)
         # Every stage ended inside the graph; their ends are told now, in stage order.
         report("text", 1, 1)
         if request.mode != "t2a":
@@ -267,7 +275,6 @@ class TensorRTBackend:
                        files: EngineFiles) -> tuple[np.ndarray, float]:
         """A take's final latents decoded through the codec tier of `files`, eagerly, with no
         text encoder, DiT or graph involved: (int16 PCM, GPU decode ms)."""
-        from engines.backends.tensorrt.decode_only import decode_latents
 
         self.use_codec(files)
         self._activate()
@@ -277,8 +284,8 @@ class TensorRTBackend:
             codec.decode_context = codec.decoder.create_context()
         scratch = None if self.scratch is None else (self.scratch.ptr, self.scratch.capacity)
         try:
-            return decode_latents(codec.decode_context, self.kernels, self.stream, scratch,
-                                  latents, request)
+            return decode_only.decode_latents(codec.decode_context, self.kernels, self.stream,
+                                              scratch, latents, request)
         finally:
             if self.free_engines_after_use:
                 self.close()

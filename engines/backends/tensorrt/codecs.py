@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from engines.backends.tensorrt.context import TrtContext
+from engines.backends.tensorrt.engine import TrtEngine
 from engines.backends.tensorrt.runners import EngineRunner
 from engines.catalog import EngineFiles
 
@@ -33,7 +34,7 @@ class LoadedCodec:
     encoder: EngineRunner | None
     # The decoder's own context for decode-only runs (engines.backends.tensorrt.decode_only),
     # made on first use. It is never captured into a graph, so it may change shapes freely.
-    decode_context: Any = None
+    decode_context: TrtContext | None = None
 
     def close_decode_context(self) -> None:
         if self.decode_context is not None:
@@ -56,7 +57,6 @@ LoadCodec = Callable[[EngineFiles, str | None], LoadedCodec]
 
 def load_trt_codec(files: EngineFiles, gpu_sm: str | None) -> LoadedCodec:
     """The decoder and encoder engines of one codec tier (the encoder only when installed)."""
-    from engines.backends.tensorrt.engine import TrtEngine
 
     decoder = TrtEngine(files.decoder, gpu_sm=gpu_sm)
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from engines.backends.tensorrt import dtypes
-from engines.backends.tensorrt.kernels import SamplerKernels
+from engines.backends.tensorrt.kernels import SamplerKernels, span_bounds
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT
 from engines.cuda.api import call
 from engines.cuda.memory import DeviceBuffer
@@ -96,7 +96,9 @@ def decode_latents(context, kernels: SamplerKernels, stream: Stream,
         original = keep = None
         if inpaint:
             original = bufs.upload(np.asarray(req.init_audio, np.float32).T, stream)  # (2, N)
-            keep = bufs.upload(req.keep_mask().astype(np.float32), stream)
+            keep_mask = req.keep_mask().astype(np.float32)
+            keep = bufs.upload(keep_mask, stream)
+            bounds = bufs.upload(span_bounds(keep_mask), stream)
 
         start.record(stream)
         if latent_type != "float32":
@@ -120,7 +122,7 @@ def decode_latents(context, kernels: SamplerKernels, stream: Stream,
             kernels.narrow_pcm(stream, pcm.ptr, raw.ptr, 2 * frames)
         if inpaint:
             kernels.paste_original(stream, pcm.ptr, pcm32, original.ptr, total, frames,
-                                   keep.ptr, length, SAMPLES_PER_LATENT, INPAINT_FADE)
+                                   keep.ptr, bounds.ptr, SAMPLES_PER_LATENT, INPAINT_FADE)
         end.record(stream)
         host = np.empty((frames, 2), np.int16)
         call("cuMemcpyDtoHAsync", host.ctypes.data, pcm.ptr, host.nbytes, stream.handle)

@@ -77,11 +77,11 @@ def run_generation(cache: GraphCache, key: GraphKey,
     """Run one generation; returns (outputs, path) with path "replay", "capture" or "eager".
 
     The first generation of a key runs eagerly (every engine runs once uncaptured), is captured,
-    replayed and checked: replay must reproduce the eager latents bit for bit, and a second
-    replay with another seed must change the audio. A failed capture (an engine said False, or
-    CUDA invalidated the capture) or a failed check pins the key to eager execution; the eager
-    result is returned and the reason is told once per key. Non-finite latents are an error,
-    never a WAV of noise.
+    replayed and checked: replay (the text graphs included) must reproduce the eager latents
+    bit for bit, and a second replay with another seed must change the audio. A failed capture
+    (an engine said False, or CUDA invalidated the capture) or a failed check pins the key to
+    eager execution; the eager result is returned and the reason is told once per key.
+    Non-finite latents are an error, never a WAV of noise.
     """
     pipe = cache.get(key)
     if pipe is None:
@@ -96,7 +96,9 @@ def run_generation(cache: GraphCache, key: GraphKey,
     if not pipe.capture():
         pipe.eager_only_reason = CAPTURE_FAILED.format(why=pipe.capture_failure)
     else:
-        replayed = pipe.replay(inputs)
+        # The text graphs run too (over zeroed buffers), not the text cache the eager run
+        # filled: a text graph that lost its work must show here.
+        replayed = pipe.replay(inputs, fresh_text=True)
         if not np.array_equal(replayed.step_latents, out.step_latents):
             pipe.eager_only_reason = REPLAY_MISMATCH
         else:
@@ -105,9 +107,8 @@ def run_generation(cache: GraphCache, key: GraphKey,
                 pipe.eager_only_reason = DROPPED_STAGE
     if pipe.eager_only_reason is not None:
         log.warning("%s (key %s)", pipe.eager_only_reason, key)
-        if pipe.graph is not None:
-            pipe.graph.destroy()
-            pipe.graph = None
+        pipe.drop_graphs()
+        pipe.text.forget()  # a failed check may have left a text buffer wrong
         _tell_once(pipe, out)
         return out, "eager"
     return out, "capture"

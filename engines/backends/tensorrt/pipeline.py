@@ -1,18 +1,24 @@
-"""One generation as one CUDA graph: text encodes, init-audio encode, the whole step loop with
-both CFG passes, decode, clamp/narrow, paste-back and the copies into pinned host memory.
+"""One generation as captured CUDA graphs: one per text (prompt, negative prompt) for the text
+encoder, and one for everything after it: init-audio encode, the whole step loop with both CFG
+passes, decode, clamp/narrow, paste-back and the copies into pinned host memory.
 
 `GenerationPipeline` owns the buffers of one graph key (pipeline_buffers.py), its execution
-contexts and its captured graph. `record()` issues the complete work on the stream; it runs
-eagerly (warm-up, fallback) or under stream capture, so replay and eager execution launch exactly
-the same kernels and give the same bits. Before a replay only host->device inputs change: token
-ids and masks, the scalar block (seed, seconds, cfg, apg, limiter ceiling, sigmas), the keep mask
-and the init audio.
+contexts and its captured graphs. `record_text()` and `record_body()` issue the work on the
+stream; they run eagerly (warm-up, fallback) or under stream capture, so replay and eager
+execution launch exactly the same kernels and give the same bits. Before a replay only
+host->device inputs change: token ids and masks, the scalar block (seed, seconds, cfg, apg,
+limiter ceiling, sigmas), the keep mask and its span bounds, and the init audio.
+
+The text encoder is a graph of its own so that a take whose texts did not change, or are in the
+backend's text cache, skips it: its hidden states are already in the buffer, or are copied there
+from the cache, and only the body graph replays (nothing is captured again).
 """
 
 from __future__ import annotations
 
 import logging
 
+from engines.backends.tensorrt.device_text_cache import DeviceTextCache
 from engines.backends.tensorrt.kernels import SamplerKernels
 from engines.backends.tensorrt.pipeline_buffers import GraphBuffers
 from engines.backends.tensorrt.pipeline_data import (
@@ -22,6 +28,8 @@ from engines.backends.tensorrt.pipeline_data import (
     Runners,
 )
 from engines.backends.tensorrt.runners import ContextRunner
+from engines.backends.tensorrt.step_copies import StepCopies
+from engines.backends.tensorrt.text_stage import TextStage
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT
 from engines.cuda.api import call
 from engines.cuda.graph import CapturedGraph, CaptureFailed
@@ -36,10 +44,11 @@ STAGES = ("text", "encode", "sample", "decode")
 
 
 class GenerationPipeline:
-    """Every buffer, execution context and the captured graph of one graph key."""
+    """Every buffer, execution context and captured graph of one graph key."""
 
     def __init__(self, key: GraphKey, engines: Runners, kernels: SamplerKernels,
-                 stream: Stream, scratch: tuple[int, int] | None = None) -> None:
+                 stream: Stream, scratch: tuple[int, int] | None = None,
+                 text_cache: DeviceTextCache | None = None) -> None:
         if key.steps > MAX_STEPS:
             raise BackendError(f"{key.steps} steps exceed this runtime's {MAX_STEPS}; use fewer.")
         if key.mode != "t2a" and engines.encoder is None:
@@ -48,7 +57,8 @@ class GenerationPipeline:
         self.key = key
         self.kernels = kernels
         self.stream = stream
-        self.graph: CapturedGraph | None = None
+        self.graph: CapturedGraph | None = None  # the body: everything after the text encoder
+        self.text_graphs: list[CapturedGraph] = []  # one per text branch
         self.eager_only_reason: str | None = None
         self.eager_notice_given = False
         self.enqueue_failures: list[str] = []
@@ -56,13 +66,16 @@ class GenerationPipeline:
         self._recording: str = ""
         self.buffers: GraphBuffers | None = None
         self._events: list[Event] = []
+        self.step_copies: StepCopies | None = None
         self.runners = engines.new_contexts()
         try:
             for context in self.runners.all():
                 if scratch is not None:
                     context.bind_scratch(*scratch)
             self._events = [Event() for _ in range(len(STAGES) + 1)]
+            self.step_copies = StepCopies(key.steps)  # step latents out beside later steps
             self.buffers = GraphBuffers(key, self.runners, kernels, stream)
+            self.text = TextStage(self.buffers.branches, text_cache)
         except BaseException:
             self.free()
             raise
@@ -78,8 +91,18 @@ class GenerationPipeline:
     def _mark(self, index: int, captured: bool) -> None:
         self._events[index].record(self.stream, external=captured)
 
-    def record(self, captured: bool = False, sync_stages: bool = False) -> None:
-        """Issue the complete generation on the stream (eager or under capture).
+    def record_text(self, branch: int, captured: bool = False) -> None:
+        """One text through the text encoder into its branch's hidden buffer, with its own copy
+        of the branch's token ids and mask (the text graph runs before the body's input copy)."""
+        buf, s = self.buffers, self.stream
+        device, pinned, nbytes = buf.text_input_span(branch)
+        call("cuMemcpyHtoDAsync", device, pinned, nbytes, s.handle)
+        text = self.runners.text
+        self._enqueue(text, buf.text_addr[branch])
+        buf.cast_out(text, "hidden_states", buf.hidden[branch])
+
+    def record_body(self, captured: bool = False, sync_stages: bool = False) -> None:
+        """Everything after the text encoder, on the stream (eager or under capture).
 
         `sync_stages` (eager only) waits for the GPU after every stage and step, the way a
         stage-by-stage runtime that hands control back to the host behaves.
@@ -93,16 +116,8 @@ class GenerationPipeline:
             if sync_stages and not captured:
                 s.synchronize()
 
-        self.enqueue_failures = []
-        self._mark(0, captured)
+        self._mark(1, captured)  # the text stage ended: the body's own clock starts here
         call("cuMemcpyHtoDAsync", io.device.ptr, io.pinned.ptr, io.nbytes, s.handle)
-        # text
-        text = self.runners.text
-        for b, addresses in enumerate(buf.text_addr):
-            self._enqueue(text, addresses)
-            buf.cast_out(text, "hidden_states", buf.hidden[b])
-            stage_done()
-        self._mark(1, captured)
         # init audio
         seed_ptr, sigmas, params = io["seed"].ptr, io["sigmas"].ptr, io["params"].ptr
         if key.mode != "t2a":
@@ -123,7 +138,8 @@ class GenerationPipeline:
             k.local_cond(s, buf.local_cond.ptr, keep, init, c, length)
         # the step loop: `t` is bound to this step's sigma slot, no copy node needed
         dit = self.runners.dit
-        steps_out = out["steps"].ptr
+        for b in range(buf.branches):  # only for a DiT that declares t5_hidden narrower
+            buf.cast_in(dit, "t5_hidden", buf.hidden[b])
         for i in range(key.steps):
             buf.cast_in(dit, "x", buf.x)
             buf.cast_in(dit, "local_add_cond", buf.local_cond)
@@ -132,13 +148,19 @@ class GenerationPipeline:
                                     "velocity": buf.dit_out[b]})
                 target = [buf.v_cond, buf.v_uncond][b] if key.cfg else buf.v
                 buf.cast_out(dit, "velocity", target)
-            if key.cfg:
-                k.guidance(s, buf.v.ptr, buf.x.ptr, buf.v_cond.ptr, buf.v_uncond.ptr,
-                           sigmas, i, params, buf.sums.ptr, n)
             last = i == key.steps - 1
             noise = 0 if last else buf.loop_noise.ptr + 4 * i * n
-            k.pingpong(s, buf.x.ptr, buf.v.ptr, noise, sigmas, i, keep, init, length, n,
-                       steps_out + 4 * i * n, out["flags"].ptr if last else 0)
+            flags = out["flags"].ptr if last else 0
+            step_out = out["steps"].ptr + 4 * i * n
+            if key.cfg:
+                k.guided_pingpong(s, buf.x.ptr, buf.v_cond.ptr, buf.v_uncond.ptr, buf.sums.ptr,
+                                  noise, sigmas, i, params, keep, init, length, n, step_out,
+                                  flags)
+            else:
+                k.pingpong(s, buf.x.ptr, buf.v.ptr, noise, sigmas, i, keep, init, length, n,
+                           step_out, flags)
+            self.step_copies.send(s, i, buf.pinned_address(out["steps"]) + 4 * i * n, step_out,
+                                  4 * n)
             stage_done()
         self._mark(3, captured)
         # decode, narrow, paste-back, one copy of every output to pinned memory
@@ -160,13 +182,48 @@ class GenerationPipeline:
             k.narrow_pcm(s, pcm, buf.dec_raw.ptr, 2 * frames)
         if key.mode == "inpaint":
             k.paste_original(s, pcm, pcm32, buf.init_audio["audio"].ptr, total, frames,
-                             io["keep"].ptr, length, SAMPLES_PER_LATENT, INPAINT_FADE)
-        call("cuMemcpyDtoHAsync", out.pinned.ptr, out.device.ptr, out.nbytes, s.handle)
+                             io["keep"].ptr, io["bounds"].ptr, SAMPLES_PER_LATENT, INPAINT_FADE)
+        # The PCM and the flags (the end of the output block) in one copy, then the copy
+        # stream joins back: the take ends when its last step latents are on the host too.
+        tail = out["pcm"].ptr
+        call("cuMemcpyDtoHAsync", buf.pinned_address(out["pcm"]), tail,
+             out.device.ptr + out.nbytes - tail, s.handle)
+        self.step_copies.join(s)
         self._mark(4, captured)
 
-    def run_eager(self, inputs: PipelineInputs, sync_stages: bool = False) -> PipelineOutputs:
+    # ------------------------------------------------------------------ runs
+    def enqueue(self, inputs: PipelineInputs, eager: bool = False, sync_stages: bool = False,
+                fresh_text: bool = False) -> None:
+        """Issue one generation on the stream without waiting for it: the text stage (skipped
+        or copied from the text cache when it can be, `fresh_text` never), then the body,
+        replayed or (`eager`) recorded."""
         self.buffers.write_inputs(inputs)
-        self.record(captured=False, sync_stages=sync_stages)
+        self.enqueue_failures = []
+        self._events[0].record(self.stream)
+        try:
+            self.text.prepare(inputs.texts, self.buffers.hidden, self.stream,
+                              lambda b: self._encode_text(b, eager, sync_stages), fresh_text)
+            if eager:
+                self.record_body(captured=False, sync_stages=sync_stages)
+            else:
+                self.graph.launch(self.stream)
+        except BaseException:
+            self.text.forget()  # what ran is unknown now
+            raise
+
+    def _encode_text(self, branch: int, eager: bool, sync_stages: bool) -> bool:
+        """Run the text encoder for one branch; False when its engine refused to run."""
+        refused = len(self.enqueue_failures)
+        if eager:
+            self.record_text(branch)
+            if sync_stages:
+                self.stream.synchronize()
+        else:
+            self.text_graphs[branch].launch(self.stream)
+        return len(self.enqueue_failures) == refused
+
+    def run_eager(self, inputs: PipelineInputs, sync_stages: bool = False) -> PipelineOutputs:
+        self.enqueue(inputs, eager=True, sync_stages=sync_stages)
         self.stream.synchronize()
         if self.enqueue_failures:
             raise BackendError(f"The engine '{self.enqueue_failures[0]}' refused to run "
@@ -174,38 +231,52 @@ class GenerationPipeline:
         return self.collect()
 
     def capture(self) -> bool:
-        """Capture the whole generation. False, with `capture_failure` saying why and no graph
-        left behind, when an engine said False under capture or CUDA invalidated the capture
-        (an engine made a call that capture forbids: every later call then fails with 901)."""
-        graph = self.graph or CapturedGraph()
+        """Capture the text graphs and the body graph. False, with `capture_failure` saying why
+        and no graph left behind, when an engine said False under capture or CUDA invalidated
+        the capture (an engine made a call that capture forbids: every later call then fails
+        with 901)."""
+        self.drop_graphs()
         self._recording = ""
         self.capture_failure = None
+        self.enqueue_failures = []
+        graphs = [CapturedGraph() for _ in range(self.buffers.branches + 1)]
+        records = [lambda b=b: self.record_text(b, captured=True)
+                   for b in range(self.buffers.branches)]
+        records.append(lambda: self.record_body(captured=True))
         try:
-            graph.capture(self.stream, lambda: self.record(captured=True))
+            for graph, record in zip(graphs, records, strict=True):
+                graph.capture(self.stream, record)
         except CaptureFailed as err:
-            graph.destroy()
-            self.graph = None
+            for graph in graphs:
+                graph.destroy()
             after = f" after '{self._recording}' was enqueued" if self._recording else ""
             self.capture_failure = f"CUDA invalidated the capture with {err.name}{after}"
             log.warning("graph capture of %s failed: %s", self.key, err)
             return False
         except BaseException:
-            graph.destroy()
-            self.graph = None
+            for graph in graphs:
+                graph.destroy()
             raise
         if self.enqueue_failures:
-            graph.destroy()
-            self.graph = None
+            for graph in graphs:
+                graph.destroy()
             names = ", ".join(f"'{n}'" for n in sorted(set(self.enqueue_failures)))
             self.capture_failure = f"{names} returned False from execute_async_v3 under capture"
             return False
-        graph.upload(self.stream)
-        self.graph = graph
+        for graph in graphs:
+            graph.upload(self.stream)
+        self.text_graphs, self.graph = graphs[:-1], graphs[-1]
         return True
 
-    def replay(self, inputs: PipelineInputs) -> PipelineOutputs:
-        self.buffers.write_inputs(inputs)
-        self.graph.launch(self.stream)
+    def drop_graphs(self) -> None:
+        """Destroy the captured graphs (the key then runs eagerly, or is captured again)."""
+        for graph in [*self.text_graphs, self.graph]:
+            if graph is not None:
+                graph.destroy()
+        self.text_graphs, self.graph = [], None
+
+    def replay(self, inputs: PipelineInputs, fresh_text: bool = False) -> PipelineOutputs:
+        self.enqueue(inputs, fresh_text=fresh_text)
         self.stream.synchronize()
         return self.collect()
 
@@ -226,14 +297,18 @@ class GenerationPipeline:
         """GPU time of the last run (events), without copying any output."""
         return self._events[-1].elapsed_ms(self._events[0])
 
+    def body_gpu_ms(self) -> float:
+        """GPU time of the last run's body: everything after the text encoder."""
+        return self._events[-1].elapsed_ms(self._events[1])
+
     def free(self) -> None:
-        if self.graph is not None:
-            self.graph.destroy()
-            self.graph = None
+        self.drop_graphs()
         if self.buffers is not None:
             self.buffers.free()
         for event in self._events:
             event.free()
+        if self.step_copies is not None:
+            self.step_copies.free()
         for context in self.runners.all():  # after the graph that recorded their work
             context.close()
         self._events.clear()

@@ -21,12 +21,13 @@ from engines.backends.tensorrt.kernels import (
     REDUCE_BLOCKS,
     SamplerKernels,
     grid_for,
+    span_bounds,
 )
 from engines.backends.tensorrt.pipeline_data import GraphKey, PipelineInputs, Runners
 from engines.backends.tensorrt.runners import ContextRunner
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT, TEXT_HIDDEN, TEXT_TOKENS
 from engines.cuda.api import call
-from engines.cuda.memory import Arena, DeviceBuffer
+from engines.cuda.memory import Arena, DeviceBuffer, Region
 from engines.cuda.stream import Stream
 from engines.errors import BackendError
 
@@ -91,21 +92,24 @@ class GraphBuffers:
                    ("sigmas", (key.steps + 1,), np.float32)]
         layout += [(f"t{i}", (1,), host["t"]) for i in range(key.steps)]
         if key.mode == "inpaint":
-            layout.append(("keep", (length,), np.float32))
+            layout += [("keep", (length,), np.float32), ("bounds", (length, 2), np.int32)]
         self.inputs = Arena(layout, mirrored=True)
         self._step_t = [self.inputs[f"t{i}"].host for i in range(key.steps)]
         # The init audio (up to 128 MB) has its own block, copied when it changes rather than
         # by every replay: variations of one init audio replay without moving it again.
         self.init_audio = (Arena([("audio", (1, 2, samples), np.float32)], mirrored=True)
                            if key.mode != "t2a" else None)
-        self.outputs = Arena([("pcm", (key.out_samples, 2), np.int16),
-                              ("steps", (key.steps, c, length), np.float32),
+        # Step latents first: each step's go to the host as soon as it is made (beside the
+        # later steps); the PCM and the flags after them, in one copy at the end.
+        self.outputs = Arena([("steps", (key.steps, c, length), np.float32),
+                              ("pcm", (key.out_samples, 2), np.int16),
                               ("flags", (grid_for(n_lat),), np.uint32)], mirrored=True)
         self._arenas += [a for a in (self.inputs, self.init_audio, self.outputs) if a]
         self.hidden = [self._device((1, TEXT_TOKENS, TEXT_HIDDEN)) for _ in range(self.branches)]
         self.sums = self._device((REDUCE_BLOCKS * 2,), np.float64)
         self.x = self._device((1, c, length))
-        self.v = self._device((1, c, length))
+        # With CFG the guided velocity lives in registers only (kernels: guided_pingpong).
+        self.v = self._device((1, c, length)) if not key.cfg else None
         self.v_uncond = self._device((1, c, length)) if key.cfg else None
         self.v_cond = self._device((1, c, length)) if key.cfg else None
         self.loop_noise = self._device((max(key.steps - 1, 1), c, length))
@@ -242,6 +246,7 @@ class GraphBuffers:
             dtypes.store(view, sigmas[i], types["t"])
         if self.key.mode == "inpaint":
             io["keep"].host[...] = inputs.keep
+            io["bounds"].host[...] = span_bounds(inputs.keep)
         if self.init_audio is not None and inputs.init_audio is not self._staged_init:
             # Variations reuse the same init audio object: staging it again would cost
             # milliseconds of copying per take for nothing. The copy is ordered on the stream
@@ -251,6 +256,17 @@ class GraphBuffers:
             call("cuMemcpyHtoDAsync", block.device.ptr, block.pinned.ptr, block.nbytes,
                  self.stream.handle)
             self._staged_init = inputs.init_audio
+
+    def text_input_span(self, branch: int) -> tuple[int, int, int]:
+        """(device address, pinned address, bytes) of one branch's token ids and mask, which
+        lie side by side in the input block: what that branch's text graph copies for itself."""
+        first, last = self.inputs[f"ids{branch}"], self.inputs[f"mask{branch}"]
+        offset = first.ptr - self.inputs.device.ptr
+        return first.ptr, self.inputs.pinned.ptr + offset, last.ptr + last.nbytes - first.ptr
+
+    def pinned_address(self, region: Region) -> int:
+        """The pinned host address that mirrors `region` of the output block."""
+        return self.outputs.pinned.ptr + (region.ptr - self.outputs.device.ptr)
 
     def free(self) -> None:
         for buf in self._buffers:

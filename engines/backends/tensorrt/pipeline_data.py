@@ -68,6 +68,9 @@ class PipelineInputs:
     neg_mask: np.ndarray | None = None
     keep: np.ndarray | None = None  # (L,) float32 for inpainting
     init_audio: np.ndarray | None = None  # (L * 4096, 2) float32
+    # The prompt (and with CFG the negative prompt) the token arrays were made from: the keys
+    # of the text cache. Left empty, every run encodes its texts.
+    texts: tuple[str, ...] = ()
 
 
 @dataclass

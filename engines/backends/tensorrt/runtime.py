@@ -2,7 +2,8 @@
 
 One runtime per process (deserializing is its only job and it is thread-safe), and one logger
 whose recent errors let a failed load or a refused call name TensorRT's own reason.
-tensorrt is imported inside `import_tensorrt`, so `engines` imports without it.
+tensorrt is imported on first use (engines.lazy), in `import_tensorrt`, so `engines` imports
+without it.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any
 
 from engines.backends.tensorrt.engine_error import EngineError
 from engines.backends.tensorrt.version import require_supported
+from engines.lazy import lazy_import, real_module
 
 log = logging.getLogger(__name__)
+tensorrt = lazy_import("tensorrt")
 
 
 @functools.lru_cache(maxsize=4)
@@ -87,7 +90,7 @@ def shared_runtime(trt: Any) -> tuple[Any, Any]:
 def import_tensorrt() -> Any:
     """The tensorrt module, or an EngineError that says how to get a supported one."""
     try:
-        import tensorrt as trt
+        trt = real_module(tensorrt)
     except ImportError as err:
         raise EngineError(
             f"TensorRT is not installed ({err}); install sa3-studio[tensorrt] or use the "
