@@ -6,6 +6,9 @@ otherwise the platform's user data folder. Subfolders are created on first use.
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
+import importlib.util
 import logging
 import logging.handlers
 import os
@@ -15,6 +18,9 @@ from pathlib import Path
 import platformdirs
 
 from engines.errors import StudioError
+from engines.failures import os_reason, printable
+
+log = logging.getLogger(__name__)
 
 HOME_ENV = "SA3_STUDIO_HOME"
 APP_NAME = "SA3 Studio"
@@ -23,10 +29,17 @@ LOG_FILE_BYTES = 1_000_000
 LOG_FILE_BACKUPS = 3
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
+# resources/ as installed (pyproject's package-dir maps the folder to this package name)
+RESOURCES_PACKAGE = "sa3_studio_resources"
 
 
 class DataFolderError(StudioError):
     """The data folder (or one of its subfolders) cannot be created or used."""
+
+
+class ResourceMissingError(StudioError):
+    """A file SA3 Studio ships with (demo recipes, theme, icons) is not where it belongs: the
+    install is incomplete, which no setting fixes."""
 
 
 def data_root() -> Path:
@@ -48,8 +61,6 @@ def _make_folder(path: Path) -> Path:
 
 
 def _folder_sentence(path: Path, err: OSError) -> str:
-    from engines.failures import os_reason, printable
-
     happened, _ = os_reason(err)
     return (f"SA3 Studio cannot use its data folder {printable(path)} ({happened}); set "
             f"{HOME_ENV} to a folder you can write to, or fix that one.")
@@ -91,9 +102,40 @@ def cache_dir() -> Path:
     return _subdir("cache")
 
 
+@functools.cache
 def resources_dir() -> Path:
-    """The repository's resources/ folder (icons, styles, demo recipe data)."""
+    """The folder of the files SA3 Studio ships with (icons, theme, demo recipe data).
+
+    Installed (a wheel, an editable install, a PyInstaller bundle): the package
+    `sa3_studio_resources`, found with importlib.resources. A clone run without installing:
+    the repository's resources/ folder. Nothing is checked here (a missing icon costs a
+    picture, not the window); `resource_file` is for files that cannot be done without."""
+    try:
+        found = importlib.util.find_spec(RESOURCES_PACKAGE) is not None
+    except (ImportError, ValueError):  # a broken install: treat it as not installed
+        found = False
+    if found:
+        folder = importlib.resources.files(RESOURCES_PACKAGE)
+        if isinstance(folder, Path):  # a folder on disk (every way SA3 Studio is installed)
+            return folder
+        # a zip import: its files cannot be handed out as paths
+        log.warning("the resources package %s is not a folder on disk (%r); using %s",
+                    RESOURCES_PACKAGE, folder, _REPO_ROOT / "resources")
     return _REPO_ROOT / "resources"
+
+
+def resource_file(*parts: str) -> Path:
+    """resources_dir()/parts..., which must be a file: ResourceMissingError (one sentence:
+    the file is missing, reinstall) when it is not, instead of a "No such file" that a caller
+    would word as a disk problem."""
+    path = resources_dir().joinpath(*parts)
+    if not path.is_file():
+        name = "/".join(parts)
+        raise ResourceMissingError(
+            f"SA3 Studio's resource file {name} is missing (looked in "
+            f"{printable(resources_dir())}); the installation is incomplete: reinstall SA3 "
+            f"Studio.")
+    return path
 
 
 class _NoTracebackFormatter(logging.Formatter):

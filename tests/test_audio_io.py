@@ -288,6 +288,7 @@ def test_text_file_renamed_wav(tmp_path: Path, reader) -> None:
     _assert_one_sentence(caught.value, "notes.wav")
 
 
+@pytest.mark.posix
 @READ_FUNCTIONS
 def test_a_pipe_is_refused_without_waiting_for_a_writer(tmp_path: Path, reader) -> None:
     fifo = tmp_path / "init.wav"
@@ -305,6 +306,7 @@ def test_a_file_of_nothing_but_nan_is_refused(tmp_path: Path) -> None:
     _assert_one_sentence(caught.value, "nan.wav")
 
 
+@pytest.mark.posix
 @READ_FUNCTIONS
 def test_a_name_that_is_not_utf8_still_reads(tmp_path: Path, reader) -> None:
     path = tmp_path / "caf\udce9.wav"  # the byte 0xe9 on disk, as Python hands it over

@@ -188,6 +188,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, models: Path
     assert not out.exists() and not (home / "library").exists()
 
 
+@pytest.mark.posix
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_resume_after_ctrl_c(tmp_path: Path, models: Path, home: Path, jobs: str):
     list_path, out = many(tmp_path, 40), tmp_path / "out"
@@ -208,6 +209,7 @@ def test_resume_after_ctrl_c(tmp_path: Path, models: Path, home: Path, jobs: str
     assert summary == {"ok": 40 - len(done), "skipped": len(done), "failed": 0, "pending": 0}
 
 
+@pytest.mark.posix
 def test_resume_after_sigkill_never_lists_a_half_written_file(tmp_path: Path, models: Path,
                                                               home: Path):
     list_path, out = many(tmp_path, 40), tmp_path / "out"
@@ -259,6 +261,7 @@ def test_two_workers_make_the_same_files_as_one(tmp_path: Path, models: Path, ho
     assert manifest(two)["settings"]["jobs"] == 2
 
 
+@pytest.mark.posix
 def test_a_terminal_gets_a_progress_bar(tmp_path: Path, models: Path, home: Path):
     import fcntl
     import pty

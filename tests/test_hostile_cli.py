@@ -43,6 +43,8 @@ from tests.hostile_support import (
     write_wav,
 )
 
+pytestmark = pytest.mark.posix  # mounts, chattr, modes, names that are not UTF-8
+
 GEN_OUT = ("out/a.wav", "out/a.json")
 HUGE = "1180591620717411303424"  # 2**70: past every integer SQLite or C can hold
 CTRL_PROMPT = "boom \x1b[31mRED\x1b[0m \x07bell \rCR \x9b2J end"

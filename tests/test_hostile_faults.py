@@ -42,6 +42,8 @@ from tests.hostile_support import (
 )
 from tests.test_hostile_cli import SETTINGS_PATHS, set_aside
 
+pytestmark = pytest.mark.posix  # FIFOs, mounts, /proc, signals
+
 DIGITS_400 = "9" * 400
 DIGITS_5000 = "9" * 5000  # past Python's 4300-digit limit for int()
 GOOD = "a,coin pickup,0.3,2,1"  # a row that renders fast

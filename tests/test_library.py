@@ -390,6 +390,7 @@ def test_a_purge_that_does_not_commit_changes_nothing(lib: ClipLibrary, files):
     assert not lib.get(record.id).deleted
 
 
+@pytest.mark.posix
 def test_read_only_library_refuses_a_purge(tmp_path: Path, files):
     root = tmp_path / "library"
     with ClipLibrary(root) as lib:
@@ -708,6 +709,7 @@ lib.add(t.make_result(files, prompt="victim " + mode, seed=2, seconds=0.2))
 """
 
 
+@pytest.mark.posix
 def test_writer_killed_at_any_moment_leaves_a_consistent_library(tmp_path: Path):
     root = tmp_path / "library"
     script = KILL_CHILD.format(repo=str(REPO), tests=str(REPO / "tests"))
@@ -923,6 +925,7 @@ os._exit(0)  # no close: the change stays in the write-ahead log, as after a cra
 """
 
 
+@pytest.mark.posix
 @pytest.mark.parametrize("wal", [False, True], ids=["checkpointed", "wal-left-behind"])
 def test_read_only_library_can_be_browsed_and_refuses_changes(tmp_path: Path, files, wal):
     root = tmp_path / "library"
@@ -973,6 +976,7 @@ def test_read_only_library_can_be_browsed_and_refuses_changes(tmp_path: Path, fi
     assert files_after == files_before  # not a byte written, not a file added
 
 
+@pytest.mark.posix
 def test_read_only_folder_without_a_library_is_one_sentence(tmp_path: Path):
     root = tmp_path / "empty"
     root.mkdir()

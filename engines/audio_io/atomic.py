@@ -29,7 +29,7 @@ try:
 except ImportError:  # Windows
     fcntl = None  # type: ignore[assignment]
 
-_held: dict[str, int] = {}  # temporary path -> the open descriptor holding its lock
+_held: dict[str, int] = {}  # temporary path -> the descriptor holding its lock (-1: no lock)
 
 
 def _temp_prefix(target: Path) -> str:
@@ -53,7 +53,12 @@ def create_temp_beside(target: Path, suffix: str) -> Path:
             fd = os.open(temp, flags, 0o666)
         except FileExistsError:
             continue
-        if fcntl is not None:
+        if fcntl is None:
+            # Windows: no flock to hold, and an open handle would make the os.replace that
+            # moves the temporary into place fail (sharing violation); the age rule covers it.
+            os.close(fd)
+            fd = -1
+        else:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
@@ -66,7 +71,7 @@ def create_temp_beside(target: Path, suffix: str) -> Path:
 def release(temp: Path) -> None:
     """Let go of a temporary's lock (after it was moved into place or removed)."""
     fd = _held.pop(str(temp), None)
-    if fd is not None:
+    if fd is not None and fd >= 0:
         try:
             os.close(fd)
         except OSError:

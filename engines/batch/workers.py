@@ -23,11 +23,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engines.audio_io import float_from_pcm16
 from engines.errors import Advice, Remedy, StudioError
+from engines.failures import reason, sentence
+from engines.finish.chain import finish
+from engines.finish.loop import make_loop
+from engines.finish.take import FinishedTake, finish_take
+from engines.models.gpu_runtime_site import activate_gpu_runtime
+from engines.models.inventory import default_catalog
+from engines.paths import log_file, setup_logging
 from engines.request import MAX_SEED, GenerationRequest
 
 if TYPE_CHECKING:
-    from engines.finish.take import FinishedTake
+    import numpy as np
+
+    from engines.catalog import Catalog
+    from engines.finish.settings import FinishSettings
     from engines.generation_result import GenerationResult
 
 log = logging.getLogger(__name__)
@@ -44,7 +55,7 @@ POLL_S = 0.2
 class TakeJob:
     index: int
     request: GenerationRequest
-    finishing: Any  # FinishSettings or None
+    finishing: FinishSettings | None
 
 
 @dataclass
@@ -60,9 +71,9 @@ class RenderedTake:
 class TakeRenderer:
     """A Generator over the models folder, and the finishing of what it makes."""
 
-    def __init__(self, models_dir: Path | None, catalog: Any = None) -> None:
+    def __init__(self, models_dir: Path | None, catalog: Catalog | None = None) -> None:
+        # Here, not at the top: Generator loads all 35 backend modules, which --help need not.
         from engines.generator import Generator
-        from engines.models.inventory import default_catalog
 
         self.generator = Generator(catalog if catalog is not None
                                    else default_catalog(models_dir))
@@ -78,8 +89,6 @@ class TakeRenderer:
         except StudioError as exc:
             return RenderedTake(job.index, failure=str(exc))
         except OSError as exc:
-            from engines.failures import sentence
-
             return RenderedTake(job.index, failure=sentence("Could not render the take", exc))
         except Exception as exc:  # a bug in one take must not kill the batch: log it, go on
             log.exception("take %d failed unexpectedly", job.index)
@@ -87,22 +96,16 @@ class TakeRenderer:
         finish_ms = (time.perf_counter() - started) * 1e3 - engine_ms
         return RenderedTake(job.index, result, finished, None, engine_ms, finish_ms)
 
-    def _finish(self, result: Any, settings: Any) -> Any:
+    def _finish(self, result: GenerationResult, settings: FinishSettings) -> FinishedTake:
         """finish_take, except that a model loop's seam gets a seed derived from the take's, so
         a rerun (or another worker) makes the same loop."""
-        from engines.audio_io import float_from_pcm16
-        from engines.finish.take import finish_take
 
-        def generate(request: GenerationRequest):
+        def generate(request: GenerationRequest) -> np.ndarray:
             return float_from_pcm16(self.generator.generate(request).pcm)
 
         audio = float_from_pcm16(result.pcm)
         if not settings.loop:
             return finish_take(audio, settings, request=result.request, generate=generate)
-        from engines.finish.chain import finish
-        from engines.finish.loop import make_loop
-        from engines.finish.take import FinishedTake
-
         settings.validate()
         seed = (result.seed + LOOP_SEED_OFFSET) % (MAX_SEED + 1)
         if settings.loop_method == "crossfade":  # no model, no seed: the same loop every run
@@ -117,9 +120,6 @@ class TakeRenderer:
 
 
 def unexpected(exc: BaseException) -> str:
-    from engines.failures import reason
-    from engines.paths import log_file
-
     happened, _ = reason(exc)
     where = log_file()
     details = f"details are in {where}" if where is not None else "render it again to retry"
@@ -136,9 +136,9 @@ def worker_main(models_dir: Path | None, cuda_devices: str | None, tasks: Any,
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # already ignored (_sigint_ignored); be sure
     if cuda_devices is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = cuda_devices  # before anything loads CUDA
-    from engines.paths import setup_logging
 
     setup_logging("sa3-studio.batch-worker", console_level=logging.CRITICAL)
+    activate_gpu_runtime()  # spawn passes sys.path on, not the NVRTC the parent preloaded
     renderer = TakeRenderer(models_dir)
     try:
         while (job := tasks.get()) is not None:
@@ -309,7 +309,7 @@ class InlineRenderer:
     hands in `renderer` (over its GPU worker's Generator) and `on_start`, told of each take
     as it starts."""
 
-    def __init__(self, models_dir: Path | None, catalog: Any = None, *,
+    def __init__(self, models_dir: Path | None, catalog: Catalog | None = None, *,
                  renderer: TakeRenderer | None = None,
                  on_start: Callable[[TakeJob], None] | None = None) -> None:
         self._renderer = renderer if renderer is not None else TakeRenderer(models_dir, catalog)

@@ -12,7 +12,12 @@ import threading
 import time
 from pathlib import Path
 
+from engines import paths
 from engines.backends.tensorrt import version as trt_version
+from engines.catalog import BACKEND_LABELS
+from engines.catalog.tier_choice import pick_lines
+from engines.catalog.tiers import DEFAULT_RULE, tier_table_lines
+from engines.cli import gpu_runtime as gpu_runtime_cli
 from engines.cli.support import (
     EXIT_FAILED,
     EXIT_OK,
@@ -24,7 +29,18 @@ from engines.cli.support import (
 from engines.cli.words import say
 from engines.errors import StudioError
 from engines.failures import printable, sentence, shown
-from engines.models.inventory import human_size
+from engines.models import build_plan, builder
+from engines.models import download as dl
+from engines.models.inventory import (
+    default_catalog,
+    engines_on_disk,
+    human_size,
+    installed_sets,
+    load_extra_roots,
+    machine_report,
+    save_extra_roots,
+    tensorrt_fit_lines,
+)
 from engines.models.selftest import run_selftest
 
 SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
@@ -40,14 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models-dir", type=Path, help="models root (default <data>/models)")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="this machine, and every set: installed files and what runs")
-    dl = sub.add_parser("download", help="download engines (or ONNX graphs) from Hugging Face")
-    dl.add_argument("sets", nargs="+", choices=SETS)
-    dl.add_argument("--arch", help="engine arch folder, e.g. sm_90 (default: this GPU)")
-    dl.add_argument("--precision", action="append", choices=PRECISIONS,
-                    help="precision tier (repeatable; default fp16)")
-    dl.add_argument("--onnx", action="store_true", help="ONNX graphs instead of engines")
-    dl.add_argument("--dry-run", action="store_true", help="show files and sizes, download "
-                                                           "nothing")
+    fetch = sub.add_parser("download", help="download engines (or ONNX graphs) from Hugging Face")
+    fetch.add_argument("sets", nargs="+", choices=SETS)
+    fetch.add_argument("--arch", help="engine arch folder, e.g. sm_90 (default: this GPU)")
+    fetch.add_argument("--precision", action="append", choices=PRECISIONS,
+                       help="precision tier (repeatable; default fp16)")
+    fetch.add_argument("--onnx", action="store_true", help="ONNX graphs instead of engines")
+    fetch.add_argument("--dry-run", action="store_true", help="show files and sizes, download "
+                                                              "nothing")
     build = sub.add_parser("build", help="build TensorRT engines from downloaded ONNX graphs")
     build.add_argument("sets", nargs="+", choices=(*SETS, "demo"))
     build.add_argument("--precision", default="fp16", choices=PRECISIONS)
@@ -59,12 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("folder", type=Path)
     remove = sub.add_parser("remove-folder", help="stop looking in this folder")
     remove.add_argument("folder", type=Path)
+    gpu_runtime_cli.add_parser(sub)
     return p
 
 
 def _models_dir(args) -> Path:
-    from engines import paths
-
     if args.models_dir is not None and not args.models_dir.is_dir():
         raise UsageError(f"--models-dir {shown(args.models_dir)} is not a folder; give an existing "
                          f"models folder.")
@@ -72,16 +87,6 @@ def _models_dir(args) -> Path:
 
 
 def cmd_list(args) -> int:
-    from engines.catalog.tier_choice import pick_lines
-    from engines.catalog.tiers import DEFAULT_RULE, tier_table_lines
-    from engines.models.inventory import (
-        default_catalog,
-        engines_on_disk,
-        installed_sets,
-        machine_report,
-        tensorrt_fit_lines,
-    )
-
     catalog = default_catalog(_models_dir(args))
     report = machine_report(catalog.gpu, tensorrt=catalog.tensorrt_version)
     print("This machine:")
@@ -110,8 +115,6 @@ def cmd_list(args) -> int:
 
 def _run_label(where: str) -> str:
     """"tensorrt fp16" -> "runs on TensorRT at fp16"."""
-    from engines.catalog import BACKEND_LABELS
-
     backend, _, precision = where.partition(" ")
     return f"runs on {BACKEND_LABELS.get(backend, backend)} at {precision}"
 
@@ -129,8 +132,6 @@ def _arch(args, catalog) -> str:
 
 
 def cmd_download(args) -> int:
-    from engines.models.inventory import default_catalog
-
     models = _models_dir(args)
     catalog = default_catalog(models)
     precisions = args.precision or ["fp16"]
@@ -140,7 +141,6 @@ def cmd_download(args) -> int:
             and not catalog.gpu.has_fp8 and not args.arch:
         raise UsageError(f"fp8 engines need FP8 tensor cores (compute capability 8.9+); this "
                          f"GPU is {catalog.gpu.major}.{catalog.gpu.minor}: use fp16.")
-    from engines.models import download as dl
 
     token = dl.resolve_token()
     plan = dl.plan_download(list(args.sets), arch, precisions, fmt, models, token=token)
@@ -184,12 +184,9 @@ def _require_tensorrt(catalog) -> None:
 
 
 def cmd_build(args) -> int:
-    from engines.models.inventory import default_catalog
-
     models = _models_dir(args)
     catalog = default_catalog(models)
     _require_tensorrt(catalog)
-    from engines.models import build_plan
 
     gpu = catalog.gpu
     if args.precision == "fp8" and not gpu.has_fp8:
@@ -204,9 +201,6 @@ def cmd_build(args) -> int:
 
 
 def _build_all(specs, gpu, models: Path) -> int:
-    from engines import paths
-    from engines.models import builder
-
     cache = paths.cache_dir() / f"timing-{gpu.sm}.cache"
     cancel = threading.Event()
     for spec in specs:
@@ -225,8 +219,6 @@ def _build_all(specs, gpu, models: Path) -> int:
 
 
 def cmd_selftest(args) -> int:
-    from engines.models.inventory import default_catalog
-
     models = _models_dir(args)
     catalog = default_catalog(models)
     _require_tensorrt(catalog)
@@ -241,8 +233,6 @@ def cmd_selftest(args) -> int:
 
 
 def cmd_token(args) -> int:
-    from engines.models import download as dl
-
     token = args.token if args.token else sys.stdin.readline().strip()
     if not token:
         raise UsageError("No token was given; pass it as an argument or on stdin (get one at "
@@ -253,9 +243,6 @@ def cmd_token(args) -> int:
 
 
 def cmd_folders(args, add: bool) -> int:
-    from engines import paths
-    from engines.models.inventory import load_extra_roots, save_extra_roots
-
     folder = args.folder.expanduser().resolve()
     roots = load_extra_roots(paths.data_dir())
     if add:
@@ -288,7 +275,8 @@ def main(argv: list[str]) -> int:
         commands = {"list": cmd_list, "download": cmd_download, "build": cmd_build,
                     "selftest": cmd_selftest, "token": cmd_token,
                     "add-folder": lambda a: cmd_folders(a, True),
-                    "remove-folder": lambda a: cmd_folders(a, False)}
+                    "remove-folder": lambda a: cmd_folders(a, False),
+                    "gpu-runtime": gpu_runtime_cli.run}
         return commands[args.command](args)
 
     return run_command("models", body)

@@ -22,6 +22,8 @@ from pathlib import Path
 from engines.delivery.take import DeliveryTake
 from engines.delivery.ucs import FX_NAME_MAX, ucs_block, ucs_name
 from engines.errors import RequestError
+from engines.paths import data_dir
+from engines.settings import read_settings
 
 FIELDS = ("name", "prompt", "seed", "n", "preset", "date", "category", "catid", "fxname",
           "creator", "source")
@@ -42,8 +44,16 @@ SLUG_BYTES = 120
 
 _FIELD_LIST = ", ".join("{" + field + "}" for field in FIELDS)
 _UNSAFE = set('/\\:*?"<>|')  # path separators, and what Windows refuses in a name
-_WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", *(f"COM{i}" for i in range(1, 10)),
-                    *(f"LPT{i}" for i in range(1, 10))}
+# Names Windows keeps for devices, whatever the extension ("nul.wav" is the null device too):
+# COM0-9 and LPT0-9 with the superscript digits Windows also counts, and the console names.
+_WINDOWS_DEVICES = {"CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$",
+                    *(f"{port}{digit}" for port in ("COM", "LPT")
+                      for digit in "0123456789\u00b9\u00b2\u00b3")}
+# Characters of a whole path Windows opens without long-path support (MAX_PATH 260 with the
+# terminating NUL); names in a folder are cut to fit, room kept for a number (_999).
+WINDOWS_MAX_PATH = 259
+_NUMBER_ROOM = 4
+_MIN_FITTED = 8  # below this a cut name says nothing; the OS refuses it and the error says why
 
 
 def _parsed(template: str) -> list[tuple[str, str | None, str]]:
@@ -181,9 +191,6 @@ def _shorten(name: str) -> str:
 def default_template() -> str:
     """The export name template the user set (Settings, the finishing panel), else
     DEFAULT_TEMPLATE; a stored template that no longer works falls back to the default."""
-    from engines.paths import data_dir
-    from engines.settings import read_settings
-
     value = read_settings(data_dir()).get(TEMPLATE_SETTING, DEFAULT_TEMPLATE)
     try:
         check_template(value)
@@ -230,9 +237,26 @@ def safe_file_name(text: str, max_bytes: int = MAX_NAME_BYTES) -> str:
     encoded = name.encode("utf-8")
     if len(encoded) > max_bytes:
         name = _tidy(encoded[:max_bytes].decode("utf-8", "ignore"))
-    if name.split(".")[0].upper() in _WINDOWS_DEVICES:
-        name += "_"
+    head, dot, rest = name.partition(".")
+    if head.rstrip(" ").upper() in _WINDOWS_DEVICES:  # "nul.wav" is the device too: nul_.wav
+        name = f"{head.rstrip(' ')}_{dot}{rest}"
     return name or FALLBACK_NAME
+
+
+def _on_windows() -> bool:
+    return os.name == "nt"
+
+
+def _fitted(base: str, folder: Path | None, suffixes: tuple[str, ...]) -> str:
+    """On Windows, base cut so that folder/base_NNN with the longest suffix stays within
+    WINDOWS_MAX_PATH characters; elsewhere (and in a zip, folder None) base as it is."""
+    if folder is None or not _on_windows():
+        return base
+    longest = max((len(s) for s in suffixes), default=0)
+    room = WINDOWS_MAX_PATH - len(str(Path(folder).absolute())) - 1 - longest - _NUMBER_ROOM
+    if len(base) <= room:
+        return base
+    return _tidy(base[:max(room, _MIN_FITTED)]) or FALLBACK_NAME
 
 
 def _tidy(name: str) -> str:
@@ -248,7 +272,7 @@ def unique_path(folder: str | os.PathLike[str], name: str, suffix: str) -> Path:
     folder = Path(folder)
     if suffix and not suffix.startswith("."):
         suffix = "." + suffix
-    base = safe_file_name(name)
+    base = _fitted(safe_file_name(name), folder, (suffix,))
     for number in itertools.count(1):
         stem = base if number == 1 else f"{base}_{number}"
         candidate = folder / f"{stem}{suffix}"
@@ -265,7 +289,7 @@ def free_name(folder: Path | None, stem: str, suffix: str, taken: set[str] | Non
     name inside a new zip, where only `taken` counts. Another program may still create it
     before the caller does: move into place with an exclusive create or check again."""
     taken = taken or set()
-    base = safe_file_name(stem)
+    base = _fitted(safe_file_name(stem), folder, (suffix, *companions))
     for number in itertools.count(1):
         candidate_stem = base if number == 1 else f"{base}_{number}"
         audio = Path(folder or "", f"{candidate_stem}{suffix}")

@@ -13,7 +13,11 @@ import os
 import tempfile
 from pathlib import Path
 
-from engines.paths import resources_dir
+from engines.demo.codec_graphs import decoder_model, encoder_model
+from engines.demo.dit_graph import dit_model
+from engines.demo.recipes import build_tokenizer_json, build_vocabulary
+from engines.demo.text_encoder_graph import text_encoder_model
+from engines.paths import resource_file
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +38,7 @@ def demo_dir(models_root: Path) -> Path:
 
 
 def _stamp() -> dict:
-    recipes = (resources_dir() / "demo" / "recipes.json").read_bytes()
+    recipes = resource_file("demo", "recipes.json").read_bytes()
     return {"builder": BUILDER_VERSION, "recipes_sha256": hashlib.sha256(recipes).hexdigest(),
             "label": DEMO_LABEL}
 
@@ -71,10 +75,6 @@ def ensure_demo_models(models_root: Path) -> Path:
     folder = demo_dir(models_root)
     if is_current(models_root):
         return folder
-    from engines.demo.codec_graphs import decoder_model, encoder_model
-    from engines.demo.dit_graph import dit_model
-    from engines.demo.recipes import build_tokenizer_json, build_vocabulary
-    from engines.demo.text_encoder_graph import text_encoder_model
 
     log.info("building the demo model set in %s", folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,10 @@ import numpy as np
 
 from engines.constants import TEXT_HIDDEN
 from engines.demo import layout as lay
-from engines.paths import resources_dir
+from engines.lazy import lazy_import
+from engines.paths import resource_file
+
+tokenizers = lazy_import("tokenizers")
 
 SPECIAL_TOKENS = ("<pad>", "<eos>", "<bos>", "<unk>")
 PAD_ID, EOS_ID, BOS_ID, UNK_ID = 0, 1, 2, 3
@@ -48,7 +51,7 @@ class Vocabulary:
 
 @cache
 def load_recipes() -> dict:
-    path = resources_dir() / "demo" / "recipes.json"
+    path = resource_file("demo", "recipes.json")
     return json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -181,17 +184,16 @@ def build_vocabulary() -> Vocabulary:
 
 def build_tokenizer_json() -> str:
     """tokenizer.json text for the demo vocabulary (Unigram with byte fallback, like T5Gemma's)."""
-    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
-    from tokenizers.models import Unigram
-
     vocab = build_vocabulary()
-    model = Unigram(list(zip(vocab.pieces, vocab.scores, strict=True)), unk_id=UNK_ID,
-                    byte_fallback=True)
-    tok = Tokenizer(model)
+    model = tokenizers.models.Unigram(list(zip(vocab.pieces, vocab.scores, strict=True)),
+                                      unk_id=UNK_ID, byte_fallback=True)
+    tok = tokenizers.Tokenizer(model)
+    normalizers = tokenizers.normalizers
     tok.normalizer = normalizers.Sequence([normalizers.NFKC(), normalizers.Lowercase()])
-    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement=WORD_PREFIX, prepend_scheme="always")
-    tok.decoder = decoders.Metaspace(replacement=WORD_PREFIX, prepend_scheme="always")
-    tok.post_processor = processors.TemplateProcessing(
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Metaspace(replacement=WORD_PREFIX,
+                                                            prepend_scheme="always")
+    tok.decoder = tokenizers.decoders.Metaspace(replacement=WORD_PREFIX, prepend_scheme="always")
+    tok.post_processor = tokenizers.processors.TemplateProcessing(
         single="$A <eos>", special_tokens=[("<eos>", EOS_ID)]
     )
     return tok.to_str()
