@@ -1,2 +1,3 @@
 """Everything that turns a generation request into audio. No Qt, no sounddevice; heavy imports
-(tensorrt, cuda, onnxruntime) happen lazily inside the backend that needs them."""
+(tensorrt, cuda, onnxruntime, scipy, ...) are declared at module top with engines.lazy and load
+on first use."""

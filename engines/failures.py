@@ -14,6 +14,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+from engines.errors import StudioError
+
 Reason = tuple[str, str]
 """(what happened, what to do): lower case, no final full stop."""
 
@@ -83,8 +85,6 @@ def reason(err: BaseException) -> Reason:
 
 
 def _reason(err: BaseException) -> Reason:
-    from engines.errors import StudioError
-
     if isinstance(err, StudioError):
         text = str(err).rstrip(".")
         return text[:1].lower() + text[1:], "see above"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from engines.finish.quality import describe_flag
+
 
 def _number(value: Any, digits: int = 1) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -90,8 +92,6 @@ def finishing_lines(finishing: dict | None) -> list[str]:
 
 def quality_lines(codes: list[str]) -> list[str]:
     """`library show`'s lines about the quality flags: one a flag, in words."""
-    from engines.finish.quality import describe_flag
-
     if not codes:
         return ["  quality      no flags"]
     return [f"  quality      {describe_flag(code)}" for code in codes]

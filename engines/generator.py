@@ -6,10 +6,14 @@ import dataclasses
 import logging
 from collections.abc import Callable
 
+from engines.audio_io import float_from_pcm16
 from engines.backends.base import Backend, CancelFn, ProgressFn
+from engines.backends.onnxruntime import OnnxRuntimeBackend
+from engines.backends.tensorrt.backend import TensorRTBackend
 from engines.catalog import Availability, Catalog, EngineFiles, get_model_set, normalize_tier
 from engines.errors import CancelledError, ModelUnavailableError, RequestError
 from engines.failures import path_text
+from engines.finish.quality import quality_flags
 from engines.generation_result import GenerationResult
 from engines.request import GenerationRequest, ValidatedRequest, validate_request
 
@@ -19,9 +23,6 @@ log = logging.getLogger(__name__)
 def take_quality(pcm) -> list[str]:
     """Quality flags of a finished take (silence, clipping, DC, ...), computed here so they
     cost the worker thread, never the window."""
-    from engines.audio_io import float_from_pcm16
-    from engines.finish.quality import quality_flags
-
     return quality_flags(float_from_pcm16(pcm))
 
 
@@ -127,12 +128,8 @@ class Generator:
 
     def _new_backend(self, name: str, files: EngineFiles) -> Backend:
         if name == "onnxruntime":
-            from engines.backends.onnxruntime import OnnxRuntimeBackend
-
             return OnnxRuntimeBackend(files)
         if name == "tensorrt":
-            from engines.backends.tensorrt.backend import TensorRTBackend
-
             gpu = self.catalog.gpu
             return TensorRTBackend(files, gpu_sm=gpu.sm if gpu else None,
                                    free_engines_after_use=self.free_engines_after_use)

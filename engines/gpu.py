@@ -12,7 +12,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from engines.lazy import lazy_import, real_module
+
 log = logging.getLogger(__name__)
+
+# cuda-python >= 12.6 first, then its older layout
+_CUDA_DRIVER = lazy_import("cuda.bindings.driver", "cuda.cuda")
 
 # Wheels TensorRT has shipped under; the first one installed gives the version.
 _TENSORRT_DISTRIBUTIONS = ("tensorrt", "tensorrt-cu12", "tensorrt-cu13", "tensorrt_libs")
@@ -47,14 +52,7 @@ class GpuInfo:
 
 def _driver_module() -> Any:
     """cuda-python's driver bindings under either package layout (ImportError if absent)."""
-    try:
-        from cuda.bindings import driver  # cuda-python >= 12.6
-
-        return driver
-    except ImportError:
-        from cuda import cuda  # older cuda-python layout
-
-        return cuda
+    return real_module(_CUDA_DRIVER)
 
 
 class _CudaCallFailed(RuntimeError):

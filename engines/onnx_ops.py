@@ -7,7 +7,10 @@ import logging
 from collections.abc import Iterable
 from pathlib import Path
 
+from engines.lazy import lazy_import, real_module
+
 log = logging.getLogger(__name__)
+onnx = lazy_import("onnx")
 
 # Operator domains ONNX Runtime implements; a node in any other domain is a custom op it lacks.
 ORT_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "com.microsoft"})
@@ -26,7 +29,7 @@ def foreign_onnx_ops(path: Path) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=128)
 def _foreign_ops_cached(path: str, mtime_ns: int, size: int) -> tuple[str, ...]:
     try:
-        import onnx
+        real_module(onnx)
     except ImportError:
         log.debug("onnx is not installed; cannot check %s for custom operators", path)
         return ()

@@ -7,6 +7,8 @@ import datetime as _dt
 import hashlib
 from pathlib import Path
 
+from engines.catalog import get_model_set
+from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO
 from engines.failures import path_text
 
 _HASH_CHUNK = 1 << 20
@@ -25,8 +27,6 @@ def _file_entry(role: str, path: Path | None) -> dict | None:
 def take_provenance(result, init_audio: Path | str | dict | None = None) -> dict:
     """Every parameter of a take. `init_audio`: the init file, or its `init_entry` taken
     earlier (before the output could have replaced it)."""
-    from engines.catalog import get_model_set
-
     req = result.request
     files = result.files
     entries = [_file_entry("text_encoder", files.text_encoder),
@@ -71,8 +71,6 @@ def _decoded_from(details: dict) -> dict:
 def tier_entry(precision: str, decoder: str, tier: str) -> dict:
     """The DiT precision and codec tier of a take with their speed and quality in words
     (engines.catalog.tiers), so a sidecar explains what was traded without the app at hand."""
-    from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO
-
     dit = PRECISION_INFO.get(precision)
     codec = CODEC_INFO.get((decoder, tier))
     return {"precision": precision, "precision_summary": dit.summary if dit else None,

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engines import audio_io  # read through the module at call time: tests replace readers there
 from engines.catalog import (
     get_model_set,
     normalize_backend,
@@ -39,7 +40,7 @@ from engines.request_checks import (
     echo,
     fmt,
 )
-from engines.sampling import span_to_latents
+from engines.sampling import keep_mask, span_to_latents
 
 # The length a request gets when it names none and has no init audio, by model set: a game
 # sound effect is a second or two, a music cue needs time for a phrase. One rule for the window
@@ -115,8 +116,6 @@ class ValidatedRequest:
 
     def keep_mask(self) -> np.ndarray:
         """(latent_len,) float32: 1 where init latents are kept, 0 where regenerated."""
-        from engines.sampling import keep_mask
-
         return keep_mask(self.regen_spans_latent, self.latent_len)
 
 
@@ -157,12 +156,10 @@ def _load_init_audio(value: AudioInput, max_frames: int) -> _InitAudio | None:
     if value is None:
         return None
     if isinstance(value, (str, Path)):
-        from engines.audio_io import audio_info, read_audio  # lazy: the audio file libraries
-
-        info = audio_info(value)
+        info = audio_io.audio_info(value)
         # The length read_audio gives a whole file: round(frames * SAMPLE_RATE / rate).
         full_frames = (info.frames * SAMPLE_RATE + info.samplerate // 2) // info.samplerate
-        audio = np.asarray(read_audio(value, max_seconds=max_frames / SAMPLE_RATE))
+        audio = np.asarray(audio_io.read_audio(value, max_seconds=max_frames / SAMPLE_RATE))
         source = f"'{printable(value)}'"
     elif isinstance(value, np.ndarray):
         audio = value
@@ -177,7 +174,7 @@ def _load_init_audio(value: AudioInput, max_frames: int) -> _InitAudio | None:
     if not np.issubdtype(audio.dtype, np.floating):
         raise RequestError(f"{source} has dtype {audio.dtype}; init audio must be float "
                            f"samples in [-1, 1].")
-    # Only the part used is converted and checked; _fit_frames copies it, so the caller's
+    # Only the part used is converted and checked; fit_length copies it, so the caller's
     # array is never aliased.
     if audio.shape[0] < max_frames:  # all of it was read: its length is exact
         full_frames = audio.shape[0]
@@ -185,17 +182,6 @@ def _load_init_audio(value: AudioInput, max_frames: int) -> _InitAudio | None:
     if not np.isfinite(audio).all():
         raise RequestError(f"{source} contains NaN or infinite samples; use a clean file.")
     return _InitAudio(audio, full_frames / SAMPLE_RATE, source)
-
-
-def _fit_frames(audio: np.ndarray, frames: int) -> np.ndarray:
-    """Trim, or zero pad at the end, to exactly `frames` stereo frames (a fresh array).
-
-    Same rule as `audio_io.fit_length`; kept here so array inputs never import the audio file
-    libraries."""
-    out = np.zeros((frames, CHANNELS), dtype=np.float32)
-    keep = min(frames, audio.shape[0])
-    out[:keep] = audio[:keep]
-    return out
 
 
 def _merge(spans: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -326,7 +312,7 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
             else:
                 warnings.append(f"The init audio ({have}) is longer than {want}; only its "
                                 f"first {want} are used.")
-        init_audio = _fit_frames(init.audio, latent_len * SAMPLES_PER_LATENT)
+        init_audio = audio_io.fit_length(init.audio, latent_len * SAMPLES_PER_LATENT)
 
     spans: tuple[tuple[float, float], ...] = ()
     latent_spans: tuple[tuple[int, int], ...] = ()

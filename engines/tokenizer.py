@@ -9,6 +9,10 @@ import numpy as np
 
 from engines.constants import TEXT_TOKENS
 from engines.errors import ModelUnavailableError
+from engines.failures import printable, sentence
+from engines.lazy import lazy_import
+
+tokenizers = lazy_import("tokenizers")
 
 PAD_ID = 0
 
@@ -25,10 +29,6 @@ class PromptTokenizer:
     """Turns any unicode prompt into the fixed 256-token input of the text encoder."""
 
     def __init__(self, path: Path) -> None:
-        from tokenizers import Tokenizer
-
-        from engines.failures import printable, sentence
-
         try:
             # Read here, not by path: the tokenizers library only takes UTF-8 path strings,
             # and a data folder's path may hold other bytes.
@@ -38,7 +38,7 @@ class PromptTokenizer:
                 f"The tokenizer '{printable(path)}' could not be read", exc,
                 "download the model set again")) from exc
         try:
-            self._tokenizer = Tokenizer.from_buffer(data)
+            self._tokenizer = tokenizers.Tokenizer.from_buffer(data)
         except Exception as exc:  # the library raises bare Exceptions on bad files
             raise ModelUnavailableError(
                 f"The tokenizer '{printable(path)}' could not be loaded (it is not a valid "

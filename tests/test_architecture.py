@@ -3,7 +3,11 @@ they hold for code no test happens to import:
 
 - no import circle among the modules of app/ and engines/, counting module-level and
   function-level imports alike (a function-level import only hides a circle, it does not break
-  it); imports under `if TYPE_CHECKING:` do not count, they never run;
+  it), and the packages a submodule import runs first; imports under `if TYPE_CHECKING:` do
+  not count, they never run;
+- imports at module top: fewer than MAX_FUNCTION_LEVEL_IMPORTS function-level imports of
+  project modules in all, each with a comment that says why it cannot be at the top;
+- heavy optional libraries (HEAVY_MODULES) reach engines/ only through engines.lazy;
 - engines.cli is a front end like app/: no module outside it imports it;
 - no module in app/ or engines/ over MAX_LINES lines;
 - no two classes in app/ and engines/ share a name (a name means one thing).
@@ -21,6 +25,11 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("app", "engines")
 MAX_LINES = 400
+# Issue 21: "function-level imports of the project's own modules under 20 in total".
+MAX_FUNCTION_LEVEL_IMPORTS = 20
+# Imported in engines/ only through engines.lazy.lazy_import (declared at module top, loaded on
+# first use), never by an import statement: seconds of startup, or absent on most machines.
+HEAVY_MODULES = ("tensorrt", "cuda", "onnxruntime", "scipy", "pyloudnorm", "psycopg")
 # Class names that may be defined more than once, with the reason; none today.
 SHARED_CLASS_NAMES: dict[str, str] = {}
 
@@ -124,10 +133,24 @@ def project_imports() -> tuple[ProjectImport, ...]:
     return tuple(edges)
 
 
+def _packages_above(module: str, modules: dict[str, Path]) -> list[str]:
+    """The packages Python imports before `module` (engines.store for engines.store.rows)."""
+    parts = module.split(".")
+    return [name for name in (".".join(parts[:i]) for i in range(1, len(parts)))
+            if name in modules]
+
+
 def _import_graph() -> dict[str, set[str]]:
-    graph: dict[str, set[str]] = {name: set() for name in _sources()}
+    """importer -> the modules its imports run. Importing a submodule first runs the packages
+    above it, so those count too: `engines.store.rows` runs engines/store/__init__.py, and
+    whatever that imports (a package of the importer's own is already running, so not those)."""
+    modules = _sources()
+    graph: dict[str, set[str]] = {name: set() for name in modules}
     for edge in project_imports():
         graph[edge.importer].add(edge.imported)
+        own = set(_packages_above(edge.importer, modules)) | {edge.importer}
+        graph[edge.importer].update(p for p in _packages_above(edge.imported, modules)
+                                    if p not in own)
     return graph
 
 
@@ -191,18 +214,74 @@ def test_the_import_graph_is_read() -> None:
     # Guards the checks below against passing on an empty or misread graph.
     edges = project_imports()
     assert len(_sources()) > 100
-    assert any(e.importer == "app.main_window" and e.imported.startswith("app.") for e in edges)
+    assert any(e.importer == "app.shell.main_window" and e.imported.startswith("app.")
+               for e in edges)
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _circles(graph) == [["a", "b", "c"]]
+    assert _packages_above("engines.store.rows", _sources()) == ["engines", "engines.store"]
 
 
-def test_function_level_imports_of_project_modules_are_counted(capsys) -> None:
-    # The issue wants fewer than 20; printed, not asserted, until the rest of issue 21 lands.
-    inner = [edge for edge in project_imports() if edge.in_function]
+def _function_level_imports() -> list[ProjectImport]:
+    return [edge for edge in project_imports() if edge.in_function]
+
+
+def test_function_level_imports_of_project_modules_are_few(capsys) -> None:
+    inner = _function_level_imports()
     with capsys.disabled():
         print(f"\nfunction-level imports of project modules: {len(inner)} "
               f"(engines {sum(e.importer.startswith('engines') for e in inner)}, "
               f"app {sum(e.importer.startswith('app') for e in inner)})")
+    assert len(inner) < MAX_FUNCTION_LEVEL_IMPORTS, (
+        f"{len(inner)} function-level imports of project modules (import them at module top, "
+        f"or under `if TYPE_CHECKING:` when only types need them):\n" + "\n".join(
+            f"  {edge.importer}:{edge.line} -> {edge.imported}" for edge in inner))
+
+
+def test_each_function_level_import_says_why() -> None:
+    # A comment on the import's line or the line above it: why it cannot be at the top.
+    sources = _sources()
+    silent = []
+    for edge in _function_level_imports():
+        lines = sources[edge.importer].read_text(encoding="utf-8").splitlines()
+        here, above = lines[edge.line - 1], lines[edge.line - 2] if edge.line > 1 else ""
+        if "#" not in here and not above.strip().startswith("#"):
+            silent.append(f"  {edge.importer}:{edge.line}: {here.strip()}")
+    assert not silent, "function-level imports without a comment saying why:\n" + \
+        "\n".join(silent)
+
+
+def _heavy_imports(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) of each import statement of a HEAVY_MODULES package that runs (those
+    under `if TYPE_CHECKING:` never do), at module level or in a function."""
+    statements: list[tuple[ast.AST, bool]] = []
+    _walk(tree, False, statements)
+    found = []
+    for node, _in_function in statements:
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            assert isinstance(node, ast.ImportFrom)
+            names = [node.module or ""] if not node.level else []
+        found += [(node.lineno, name) for name in names
+                  if name.split(".")[0] in HEAVY_MODULES]
+    return found
+
+
+def test_heavy_modules_reach_engines_only_through_lazy_import() -> None:
+    probe = ast.parse("import scipy.signal\nfrom cuda.bindings import driver\nimport numpy\n"
+                      "if TYPE_CHECKING:\n    import tensorrt\n"
+                      "def f():\n    import onnxruntime as ort\n")
+    assert [name for _, name in _heavy_imports(probe)] == [
+        "scipy.signal", "cuda.bindings", "onnxruntime"]  # the walk sees them
+    offenders = []
+    for module, path in _sources().items():
+        if module.startswith("engines."):
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            offenders += [f"  {module}:{line}: import {name}"
+                          for line, name in _heavy_imports(tree)]
+    assert not offenders, ("heavy modules imported by a statement; declare them with "
+                           "engines.lazy.lazy_import at module top instead:\n"
+                           + "\n".join(offenders))
 
 
 def test_no_import_circles_in_app_or_engines() -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import types
 from pathlib import Path
 
 import onnx
@@ -600,9 +599,7 @@ def test_require_builds_the_demo_first(tmp_path: Path, monkeypatch: pytest.Monke
         calls.append(models_root)
         return demo_tree(models_root)
 
-    fake = types.ModuleType("engines.demo")
-    fake.ensure_demo_models = ensure_demo_models  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "engines.demo", fake)
+    monkeypatch.setattr("engines.demo.ensure_demo_models", ensure_demo_models)
     result = catalog(tmp_path).require("demo")
     assert calls == [tmp_path]
     assert result.runnable and result.notes == ()

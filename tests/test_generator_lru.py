@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.generation_controller import cancel_words
+from app.generate.controller import cancel_words
 from engines.backends.tensorrt import backend as trt_module
 from engines.backends.tensorrt.pipeline_data import PipelineOutputs
 from engines.catalog import Availability, EngineFiles

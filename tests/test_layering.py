@@ -17,7 +17,7 @@ ENGINES_DIR = REPO_ROOT / "engines"
 
 # Never importable from engines/, not even lazily.
 GUI_AND_AUDIO = ("PySide6", "shiboken6", "PyQt5", "PyQt6", "pyqtgraph", "sounddevice")
-# Allowed in engines/ only inside the function that needs them.
+# Loaded by engines/ only on first use (engines.lazy), never while a module is imported.
 HEAVY_RUNTIMES = ("tensorrt", "tensorrt_bindings", "tensorrt_libs", "cuda", "onnxruntime")
 FORBIDDEN_AT_IMPORT = GUI_AND_AUDIO + ("_sounddevice",) + HEAVY_RUNTIMES
 

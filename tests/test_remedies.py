@@ -1,6 +1,6 @@
 """Errors carry structured remedies (engines.errors.Remedy) and each front end words them: the
 command line as flags and commands (engines.cli.words), the window as the control's label and
-where it is (app.remedy_words). No engine module outside engines/cli writes a flag, and a
+where it is (app.common.remedy_words). No engine module outside engines/cli writes a flag, and a
 remedy is one this machine can follow."""
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _run_cli(*args: str, home: Path) -> subprocess.CompletedProcess:
 
 def test_the_same_error_is_a_flag_on_the_command_line_and_a_control_in_the_window(
         tmp_path: Path) -> None:
-    from app.remedy_words import MODELS, for_window
+    from app.common.remedy_words import MODELS, for_window
     from engines.catalog import Catalog
 
     cli = _run_cli("generate", "--model", "demo", "--decoder", "same-s", "--prompt", "x",
@@ -94,7 +94,7 @@ def test_the_same_error_is_a_flag_on_the_command_line_and_a_control_in_the_windo
 
 def test_a_download_is_a_command_on_the_command_line_and_a_button_in_the_window(
         tmp_path: Path) -> None:
-    from app.remedy_words import MAIN, MODELS, for_window
+    from app.common.remedy_words import MAIN, MODELS, for_window
     from engines.catalog import Catalog
     from engines.cli.words import say
 
@@ -111,7 +111,7 @@ def test_a_download_is_a_command_on_the_command_line_and_a_button_in_the_window(
 @pytest.mark.parametrize("backend", ["auto", "onnxruntime"])
 def test_with_no_gpu_the_medium_set_never_recommends_tensorrt(tmp_path: Path, no_gpu,
                                                               backend: str) -> None:
-    from app.remedy_words import MAIN, MODELS, for_window
+    from app.common.remedy_words import MAIN, MODELS, for_window
     from engines.catalog import Catalog
     from engines.cli.words import say
 
@@ -127,7 +127,7 @@ def test_with_no_gpu_the_medium_set_never_recommends_tensorrt(tmp_path: Path, no
 
 
 def test_with_a_gpu_the_medium_set_offers_tensorrt(tmp_path: Path, h200_gpu) -> None:
-    from app.remedy_words import for_window
+    from app.common.remedy_words import for_window
     from engines.catalog import Catalog
 
     reason = Catalog(tmp_path / "models", tensorrt_version="10.13.0").resolve(
@@ -142,7 +142,7 @@ def test_the_greyed_medium_entry_in_the_window_says_what_would_run(qtbot, no_gpu
 
     win = build_main_window()
     qtbot.addWidget(win)
-    combo = win.model_combo
+    combo = win.generation_panel.model_combo
     index = combo.findData("medium")
     assert not combo.model().item(index).isEnabled()
     tip = combo.itemData(index, 3)  # Qt.ToolTipRole

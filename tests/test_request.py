@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 import types
 from pathlib import Path
 
@@ -238,11 +237,9 @@ def test_init_audio_of_wrong_type() -> None:
 
 
 def _fake_audio_io(monkeypatch: pytest.MonkeyPatch, reader, frames: int = SR) -> None:
-    fake = types.ModuleType("engines.audio_io")
-    fake.read_audio = reader  # type: ignore[attr-defined]
-    fake.audio_info = lambda path: types.SimpleNamespace(  # type: ignore[attr-defined]
-        frames=frames, samplerate=SR, channels=2)
-    monkeypatch.setitem(sys.modules, "engines.audio_io", fake)
+    monkeypatch.setattr("engines.audio_io.read_audio", reader)
+    monkeypatch.setattr("engines.audio_io.audio_info", lambda path: types.SimpleNamespace(
+        frames=frames, samplerate=SR, channels=2))
 
 
 def test_init_audio_path_is_read_only_as_far_as_needed(monkeypatch: pytest.MonkeyPatch,

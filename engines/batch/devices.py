@@ -9,15 +9,18 @@ until asked) and the tests' fake driver answers it too.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
+from engines import gpu
 from engines.errors import StudioError
+
+if TYPE_CHECKING:
+    from engines.batch.items import RowSpec
+    from engines.catalog import Catalog
 
 
 def visible_gpu_count() -> int:
     """CUDA devices this process may use (0 without a GPU, a driver or cuda-python)."""
-    from engines import gpu
-
     if gpu.probe_gpu() is None:
         return 0
     driver = gpu._driver_module()  # probe_gpu has initialised it
@@ -38,7 +41,7 @@ def cuda_devices_per_worker(jobs: int, gpu_count: int) -> list[str | None]:
     return [ids[slot % len(ids)] for slot in range(jobs)]
 
 
-def uses_tensorrt(catalog: Any, specs: list[Any]) -> bool:
+def uses_tensorrt(catalog: Catalog, specs: list[RowSpec]) -> bool:
     """Whether any of these rows would run on TensorRT."""
     seen = set()
     for spec in specs:
@@ -54,7 +57,7 @@ def uses_tensorrt(catalog: Any, specs: list[Any]) -> bool:
     return False
 
 
-def unavailable(catalog: Any, specs: list[Any]) -> dict[tuple, str]:
+def unavailable(catalog: Catalog, specs: list[RowSpec]) -> dict[tuple, str]:
     """For each engine combination these rows need that cannot run here, the reason. Also
     builds the demo models once, here, rather than in several workers at the same time."""
     reasons: dict[tuple, str] = {}
@@ -72,6 +75,6 @@ def unavailable(catalog: Any, specs: list[Any]) -> dict[tuple, str]:
     return reasons
 
 
-def engine_key(spec: Any) -> tuple:
+def engine_key(spec: RowSpec) -> tuple:
     return (spec.model, spec.decoder, spec.precision, spec.backend, spec.init_audio is not None,
             spec.codec_tier)

@@ -14,7 +14,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from engines.audio_io import audio_info
 from engines.batch.plan import DONE, PlannedTake
+from engines.catalog import get_model_set
 from engines.request import default_seconds
 
 # model -> (ms per take, ms per sampler step, ms per second of audio), rough.
@@ -35,9 +37,6 @@ def take_seconds(take: PlannedTake) -> float:
     if spec.seconds is not None:
         return spec.seconds
     if spec.init_audio is not None:
-        from engines.audio_io import audio_info
-        from engines.catalog import get_model_set
-
         info = audio_info(spec.init_audio)
         return min(info.frames / info.samplerate, get_model_set(spec.model).max_seconds)
     return default_seconds(spec.model)

@@ -14,10 +14,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from engines.catalog import get_model_set
 from engines.errors import Advice, AudioFileError, RequestError
 from engines.failures import printable, sentence
 from engines.number_text import as_float, is_huge, json_int, short
-from engines.request import MAX_SEED, MAX_STEPS, GenerationRequest
+from engines.provenance import init_entry
+from engines.request import MAX_SEED, MAX_STEPS, GenerationRequest, validate_request
 from engines.seeds import MAX_VARIATIONS, check_seed_run
 
 # How a remedy names a setting in a sound list: a column of the row, never a flag.
@@ -114,8 +116,6 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
     if not prompt:
         raise RequestError("prompt is empty; describe the sound, e.g. \"old door creaking\".")
     init_audio = _init_audio(get("init_audio"), folder)
-    from engines.catalog import get_model_set
-    from engines.provenance import init_entry
 
     entry = init_entry(init_audio) if init_audio is not None else None
     if init_audio is not None and entry is None:
@@ -150,9 +150,6 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
 
 def _checked(spec: RowSpec) -> RowSpec:
     """The request the row makes, validated as `generate` would (ranges, init audio, spans)."""
-    from engines.catalog import get_model_set
-    from engines.request import validate_request
-
     check_seed_run(spec.seed, spec.variations)
     checked = validate_request(spec.request(0 if spec.seed is None else spec.seed),
                                get_model_set(spec.model).max_seconds)

@@ -11,10 +11,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
+from engines.audio_io import read_audio
+from engines.constants import SAMPLE_RATE
 from engines.errors import StudioError
 from engines.failures import path_text, reason
+from engines.paths import library_dir
+from engines.request import init_frames_needed
+from engines.store.library import ClipLibrary
+
+if TYPE_CHECKING:
+    from engines.generation_result import GenerationResult
+    from engines.store.records import TakeRecord
 
 log = logging.getLogger(__name__)
 
@@ -25,11 +34,11 @@ class LibraryKeeper:
     def __init__(self, enabled: bool, warn: Warn) -> None:
         self._enabled = enabled
         self._warn = warn
-        self._library: Any = None
+        self._library: ClipLibrary | None = None
         self._init_takes: dict[Path, int] = {}  # init file -> its imported take's id
 
-    def keep(self, result: Any, *, name: str, init_audio: Path | None, category: str,
-             finishing: dict | None) -> Any | None:
+    def keep(self, result: GenerationResult, *, name: str, init_audio: Path | None,
+             category: str, finishing: dict | None) -> TakeRecord | None:
         """The TakeRecord the take was kept as, or None (not kept; warned)."""
         library = self._open()
         if library is None:
@@ -49,13 +58,10 @@ class LibraryKeeper:
         self._extras(library, record, category, finishing)
         return record
 
-    def _init_take(self, library: Any, init_audio: Path, source: str, result: Any) -> int:
+    def _init_take(self, library: ClipLibrary, init_audio: Path, source: str,
+                   result: GenerationResult) -> int:
         """The init file as an imported take (the parent of takes made from it), read once."""
         if init_audio not in self._init_takes:
-            from engines.audio_io import read_audio
-            from engines.constants import SAMPLE_RATE
-            from engines.request import init_frames_needed
-
             # Only the part the take was made from: a 30-minute file is not copied whole.
             used_s = init_frames_needed(result.request.seconds) / SAMPLE_RATE
             origin = library.identify(init_audio)  # a take exported earlier, if it is one
@@ -64,7 +70,8 @@ class LibraryKeeper:
                 parent_id=origin.id if origin is not None else None).id
         return self._init_takes[init_audio]
 
-    def _extras(self, library: Any, record: Any, category: str, finishing: dict | None) -> None:
+    def _extras(self, library: ClipLibrary, record: TakeRecord, category: str,
+                finishing: dict | None) -> None:
         """The finishing chain and the category tag: nice to have, so a failure is a warning."""
         try:
             if finishing is not None and hasattr(library, "set_finishing"):
@@ -77,13 +84,10 @@ class LibraryKeeper:
             self._warn(f"Take #{record.id} is kept in the library without its finishing "
                        f"record or category tag: {_why(exc)}.")
 
-    def _open(self) -> Any | None:
+    def _open(self) -> ClipLibrary | None:
         if not self._enabled:
             return None
         if self._library is None:
-            from engines.paths import library_dir
-            from engines.store.library import ClipLibrary
-
             try:
                 self._library = ClipLibrary(library_dir())
             except Exception as exc:  # never lose the takes: see the module docstring

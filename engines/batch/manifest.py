@@ -21,6 +21,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from engines.audio_io.atomic import (
+    create_temp_beside,
+    fsync_file,
+    release,
+    remove_quietly,
+    remove_stale_temps,
+)
 from engines.batch.plan import MANIFEST_NAME, PlannedTake, Problem
 from engines.failures import path_text, reason, shown
 
@@ -63,14 +70,6 @@ class Manifest:
 
     def save(self) -> None:
         """Replace the manifest atomically (OSError if it cannot be written)."""
-        from engines.audio_io.atomic import (
-            create_temp_beside,
-            fsync_file,
-            release,
-            remove_quietly,
-            remove_stale_temps,
-        )
-
         remove_stale_temps(self.path)  # left by a run that was killed while saving
         temp = create_temp_beside(self.path, ".json")
         try:

@@ -24,8 +24,10 @@ from engines.batch.sound_list import SoundList
 from engines.delivery.formats import suffix_for
 from engines.delivery.guard import Protected
 from engines.delivery.labels import make_labels
+from engines.delivery.names import render_name
 from engines.delivery.take import Labels
 from engines.errors import Advice, RequestError
+from engines.finish.loop_plan import check_loop_fits
 from engines.finish.settings import FinishSettings
 from engines.request import MAX_SEED
 
@@ -37,7 +39,7 @@ MANIFEST_NAME = "manifest.json"  # written by engines.batch.manifest
 # finishing_for(row preset, row loop, row loop_method; each None when not given) -> (settings or
 # None, format): the command line's finishing with the row's preset and loop applied
 # (RequestError if refused).
-FinishingFor = Callable[[str | None, bool | None, str | None], tuple[Any, str]]
+FinishingFor = Callable[[str | None, bool | None, str | None], tuple[FinishSettings | None, str]]
 
 
 @dataclass(frozen=True)
@@ -141,7 +143,7 @@ class _Planner:
     def problem(self, where: str, name: str, reason: str, file: str | None = None) -> None:
         self.entries.append(Problem(len(self.entries), where, name, reason, file))
 
-    def add_row(self, spec: RowSpec, finishing: Any, fmt: str) -> None:
+    def add_row(self, spec: RowSpec, finishing: FinishSettings | None, fmt: str) -> None:
         if not self._loop_fits(spec, finishing):
             return
         labels = self._row_labels(spec)
@@ -175,12 +177,10 @@ class _Planner:
             self.problem(spec.where, spec.name, f"{spec.where}: the category column: {exc}")
             return None
 
-    def _loop_fits(self, spec: RowSpec, finishing: Any) -> bool:
+    def _loop_fits(self, spec: RowSpec, finishing: FinishSettings | None) -> bool:
         """A row whose loop cannot fit its length is refused before any render."""
         if finishing is None or not finishing.loop or spec.seconds is None:
             return True
-        from engines.finish.loop_plan import check_loop_fits
-
         try:
             check_loop_fits(spec.seconds, finishing.loop_seam_s, finishing.loop_method)
         except RequestError as exc:
@@ -193,8 +193,6 @@ class _Planner:
     def _file(self, spec: RowSpec, variation: int, seed: int, preset: str, fmt: str,
               labels: Labels) -> str | None:
         """The take's file name, or None after recording why it cannot have one."""
-        from engines.delivery.names import render_name
-
         where = spec.where
         try:
             stem = render_name(self.template, name=spec.name, prompt=spec.prompt, seed=seed,
@@ -242,7 +240,8 @@ def _row_seeds(spec: RowSpec, found: list[dict | None]) -> tuple[list[int], bool
     return [base + k for k in range(spec.variations)], reused
 
 
-def params_hash(spec: RowSpec, variation: int, finishing: Any, fmt: str) -> str:
+def params_hash(spec: RowSpec, variation: int, finishing: FinishSettings | None,
+                fmt: str) -> str:
     """SHA-256 of everything that decides a take's audio. A random seed counts as "random"
     (plus the variation), so a rerun finds the take whatever seed it was given. The backend is
     left out: the same take on another backend is the same sound, within rounding."""

@@ -1,5 +1,5 @@
 """What the user sees while a batch runs: a progress bar with an ETA when stdout is a terminal
-(tqdm, imported only then), else one plain line per take for logs and scripts:
+(tqdm, imported only then: engines.lazy), else one plain line per take for logs and scripts:
 "[3/20] door_creak_02.wav ok 0.4 s". Warnings and errors go to stderr either way, through the
 bar when there is one so they never cut through it.
 """
@@ -10,6 +10,9 @@ import sys
 from typing import Any, TextIO
 
 from engines.failures import printable
+from engines.lazy import lazy_import
+
+tqdm = lazy_import("tqdm")
 
 
 class Progress:
@@ -19,9 +22,7 @@ class Progress:
         self._done = 0
         self._bar: Any = None
         if total and _is_terminal(self._stream):
-            from tqdm import tqdm
-
-            self._bar = tqdm(total=total, unit="take", file=self._stream, smoothing=0.1)
+            self._bar = tqdm.tqdm(total=total, unit="take", file=self._stream, smoothing=0.1)
 
     def take_done(self, file: str, status: str, seconds: float) -> None:
         self._done += 1

@@ -15,6 +15,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
+import soundfile as sf
+
 from engines.batch.plan import DONE
 
 log = logging.getLogger(__name__)
@@ -40,8 +42,6 @@ def verified(out_dir: Path, earlier: list[dict]) -> tuple[list[dict], int]:
 
 def file_facts(path: Path) -> dict[str, int]:
     """What a rerun checks a written file against: its size and audio frames."""
-    import soundfile as sf
-
     with open(path, "rb") as handle:
         frames = sf.info(handle).frames
     return {"frames": int(frames), "bytes": path.stat().st_size}

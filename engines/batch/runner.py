@@ -15,18 +15,33 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from engines.batch.items import for_list
 from engines.batch.manifest import Manifest
 from engines.batch.output import TakeWriter
 from engines.batch.plan import Plan, PlannedTake
 from engines.batch.progress import Progress
+from engines.batch.resume import file_facts
 from engines.batch.workers import RenderedTake, TakeJob, unexpected
 from engines.errors import StudioError
 from engines.failures import sentence, shown
+from engines.finish.quality import describe_flag
 
 log = logging.getLogger(__name__)
+
+
+class RenderQueue(Protocol):
+    """Where the batch loop hands takes to be rendered: in this process (InlineRenderer) or in
+    worker processes (WorkerPool); rendered takes come back in the order they finish."""
+
+    def has_room(self) -> bool: ...
+
+    def submit(self, job: TakeJob) -> None: ...
+
+    def next_result(self) -> RenderedTake: ...
+
+    def close(self, wait: bool = True) -> None: ...
 
 
 @dataclass
@@ -71,7 +86,7 @@ class StopRequest:
                 signal.signal(signum, previous)
 
 
-def run_batch(plan: Plan, manifest: Manifest, renderer: Any, writer: TakeWriter,
+def run_batch(plan: Plan, manifest: Manifest, renderer: RenderQueue, writer: TakeWriter,
               progress: Progress, stop: StopRequest,
               unavailable: dict[int, str] | None = None) -> BatchOutcome:
     """Render every take of `plan` that is not skipped. `unavailable`: takes that cannot run
@@ -151,8 +166,6 @@ class _BatchRun:
     def _facts(self, take: PlannedTake) -> dict[str, int]:
         """The written file's frames and bytes, which a rerun checks before it skips the take
         (engines.batch.resume); none when it cannot be read back, so the rerun renders it."""
-        from engines.batch.resume import file_facts
-
         try:
             return file_facts(self.manifest.path.parent / take.file)  # beside the manifest
         except Exception:  # noqa: BLE001 - the take is written; only resuming it is in doubt
@@ -160,8 +173,6 @@ class _BatchRun:
             return {}
 
     def _warnings(self, take: PlannedTake, rendered: RenderedTake) -> list[str]:
-        from engines.finish.quality import describe_flag
-
         result, finished = rendered.result, rendered.finished
         warnings = [*result.warnings, *(f"quality: {describe_flag(flag)}"
                                         for flag in result.quality),

@@ -1,5 +1,5 @@
 """One batch session, the same for both front ends (`python main.py batch` in engines.cli.batch,
-File > Render sound list... in app.batch_run): a sound list planned, rendered, written, kept in
+File > Render sound list... in app.batch.run): a sound list planned, rendered, written, kept in
 the library and recorded in DIR/manifest.json.
 
     session = BatchSession(options, events)
@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.batch.devices import (
     cuda_devices_per_worker,
@@ -36,7 +36,7 @@ from engines.batch.manifest import Manifest, header_for, read_earlier
 from engines.batch.output import TakeWriter
 from engines.batch.plan import FinishingFor, Plan, PlannedTake, make_plan
 from engines.batch.resume import verified
-from engines.batch.runner import StopRequest, run_batch
+from engines.batch.runner import RenderQueue, StopRequest, run_batch
 from engines.batch.sound_list import ListError, read_list
 from engines.batch.workers import InlineRenderer, RenderedTake, TakeJob, TakeRenderer, WorkerPool
 from engines.delivery.labels import make_labels
@@ -47,6 +47,10 @@ from engines.failures import sentence, shown
 from engines.finish.presets import get_preset
 from engines.finish.settings import FinishSettings
 from engines.paths import data_dir, library_path
+
+if TYPE_CHECKING:
+    from engines.catalog import Catalog
+    from engines.generator import Generator
 
 log = logging.getLogger(__name__)
 
@@ -161,9 +165,10 @@ class BatchSession:
                     pass
             raise
 
-    def render(self, *, catalog: Any = None, jobs: int = 1,
+    def render(self, *, catalog: Catalog | None = None, jobs: int = 1,
                cuda_devices: list[str | None] | None = None, models_dir: Path | None = None,
-               generator: Any = None, cancel: threading.Event | None = None) -> BatchSummary:
+               generator: Generator | None = None,
+               cancel: threading.Event | None = None) -> BatchSummary:
         """Render every planned take not made yet; each is written, kept and recorded (the
         manifest saved) as it comes back.
 
@@ -187,7 +192,7 @@ class BatchSession:
         try:
             with _stop_request(cancel, events) as stop:
                 if len(cannot_run) == len(to_render):
-                    renderer: Any = _NothingToRender()
+                    renderer: RenderQueue = _NothingToRender()
                 else:
                     renderer = self._renderer(jobs, models_dir, catalog, cuda_devices, generator)
                 writer = _TellingWriter(TakeWriter(options.out_dir, self._list_path, keeper),
@@ -205,8 +210,9 @@ class BatchSession:
             raise RuntimeError("plan() comes first")
         return self._plan
 
-    def _renderer(self, jobs: int, models_dir: Path | None, catalog: Any,
-                  cuda_devices: list[str | None] | None, generator: Any) -> Any:
+    def _renderer(self, jobs: int, models_dir: Path | None, catalog: Catalog | None,
+                  cuda_devices: list[str | None] | None,
+                  generator: Generator | None) -> RenderQueue:
         files = {take.index: take.file for take in self._planned().to_render}
 
         def on_start(job: TakeJob) -> None:
@@ -219,7 +225,8 @@ class BatchSession:
         return WorkerPool(jobs, models_dir, list(cuda_devices or [None]))
 
 
-def choose_workers(catalog: Any, plan: Plan, jobs: int | None) -> tuple[int, list[str | None]]:
+def choose_workers(catalog: Catalog, plan: Plan,
+                   jobs: int | None) -> tuple[int, list[str | None]]:
     """(worker count, CUDA_VISIBLE_DEVICES per worker): `jobs` when given, else one per visible
     GPU when the takes run on TensorRT, else 1; never more than the takes to render."""
     specs = [take.spec for take in plan.to_render]
@@ -247,10 +254,10 @@ def with_row_loop(settings: FinishSettings | None, loop: bool | None,
 def preset_finishing() -> FinishingFor:
     """The finishing of no finishing flags: the row's preset (from the data folder's presets)
     and loop, else the raw take as a 16-bit WAV."""
-    cache: dict[tuple, tuple[Any, str]] = {}
+    cache: dict[tuple, tuple[FinishSettings | None, str]] = {}
 
     def finishing(preset: str | None, loop: bool | None,
-                  method: str | None = None) -> tuple[Any, str]:
+                  method: str | None = None) -> tuple[FinishSettings | None, str]:
         if (preset, loop, method) not in cache:
             settings = get_preset(data_dir(), preset).validate() if preset is not None else None
             settings = with_row_loop(settings, loop, method)
@@ -270,7 +277,7 @@ def studio_labels(say: Callable[[str, object], None]) -> Labels:
         return Labels()
 
 
-def _cannot_run(catalog: Any, to_render: list[PlannedTake]) -> dict[int, str]:
+def _cannot_run(catalog: Catalog | None, to_render: list[PlannedTake]) -> dict[int, str]:
     """Takes whose engines cannot run here (index -> reason)."""
     if catalog is None:
         return {}
@@ -279,7 +286,8 @@ def _cannot_run(catalog: Any, to_render: list[PlannedTake]) -> dict[int, str]:
             if engine_key(t.spec) in reasons}
 
 
-def _stop_request(cancel: threading.Event | None, events: BatchEvents) -> Any:
+def _stop_request(cancel: threading.Event | None,
+                  events: BatchEvents) -> StopRequest | _CancelFlag:
     return StopRequest(events) if cancel is None else _CancelFlag(cancel)  # type: ignore[arg-type]
 
 
@@ -306,6 +314,12 @@ class _NothingToRender:
     def has_room(self) -> bool:
         return False
 
+    def submit(self, job: TakeJob) -> None:
+        raise RuntimeError("no take is to be rendered")
+
+    def next_result(self) -> RenderedTake:
+        raise RuntimeError("no take is to be rendered")
+
     def close(self, wait: bool = True) -> None:
         pass
 
@@ -314,7 +328,7 @@ class _SharedGenerator(TakeRenderer):
     """The batch's engine-then-finishing over a caller's Generator, which it never closes: the
     caller owns it (the window's GPU worker, for the window's whole life)."""
 
-    def __init__(self, generator: Any) -> None:  # no super().__init__: it makes a Generator
+    def __init__(self, generator: Generator) -> None:  # no super().__init__: it makes one
         self.generator = generator
 
     def close(self) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from engines import demo  # demo.ensure_demo_models read at call time: tests replace it there
 from engines.backends.tensorrt.version import unsupported_reason
 from engines.catalog.names import (
     get_model_set,
@@ -229,10 +230,8 @@ class Catalog:
         assert availability.files is not None
         demo_dir = availability.files.dit.parent
         root = demo_dir.parent.parent
-        from engines.demo import ensure_demo_models
-
         try:
-            built_dir = Path(ensure_demo_models(root))
+            built_dir = Path(demo.ensure_demo_models(root))
         except StudioError:
             raise
         except OSError as exc:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engines.catalog.names import normalize_precision
 from engines.catalog.tables import codec_tiers
 
 DEFAULT_RULE = (
@@ -84,8 +85,6 @@ ENCODER_NOTE = ("A codec tier also chooses the encoder of the same tier for audi
 
 def precision_info(precision: str) -> TierInfo:
     """The table row of a DiT precision ("fp16mixed" and "bf16" are fp16)."""
-    from engines.catalog.names import normalize_precision
-
     return PRECISION_INFO[normalize_precision(precision)]
 
 

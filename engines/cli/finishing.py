@@ -6,10 +6,14 @@ FinishSettings. A preset gives the starting values; flags given on the command l
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from engines.delivery.formats import FORMATS
+from engines.finish.presets import get_preset
+from engines.finish.settings import FinishSettings
 
 # flag dest -> FinishSettings field, for the flags whose value is copied as given.
 _VALUE_FLAGS = {"trim_db": "trim_db", "fade_in": "fade_in_ms", "fade_out": "fade_out_ms",
@@ -50,18 +54,15 @@ def add_finish_arguments(parser: argparse.ArgumentParser, *, with_format: bool =
                            help="default: from the file name (.wav is 16-bit)")
 
 
-def finish_settings(args: argparse.Namespace, data_dir_fn) -> Any | None:
+def finish_settings(args: argparse.Namespace,
+                    data_dir_fn: Callable[[], Path]) -> FinishSettings | None:
     """The FinishSettings the flags ask for, or None when no finishing flag (and no preset) was
     given. `data_dir_fn` gives the data folder (user presets live in its settings file).
     Raises RequestError (one sentence) for an unknown preset or a value out of range."""
-    from engines.finish.settings import FinishSettings
-
     given = {dest: getattr(args, dest, None) for dest in (*_VALUE_FLAGS, "trim", "loop", "mono")}
     if args.preset is None and all(value is None for value in given.values()):
         return None
     if args.preset is not None:
-        from engines.finish.presets import get_preset
-
         settings = get_preset(data_dir_fn(), args.preset)
     else:
         settings = FinishSettings()

@@ -13,8 +13,12 @@ from __future__ import annotations
 import argparse
 import logging
 import math
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from engines.audio_io import float_from_pcm16
+from engines.catalog import get_model_set
 from engines.cli.finishing import add_finish_arguments, finish_settings
 from engines.cli.keeping import keep_in_library
 from engines.cli.labels import add_label_arguments, labels_from
@@ -32,13 +36,30 @@ from engines.cli.support import (  # noqa: F401 - re-exported for the other CLIs
     warn,
 )
 from engines.cli.words import say
+from engines.constants import DEFAULT_LIMITER_CEILING
 from engines.delivery.deliver import deliver
 from engines.delivery.formats import FORMATS
 from engines.delivery.guard import default_protected
 from engines.delivery.take import from_result
 from engines.errors import RequestError, StudioError
 from engines.failures import printable
+from engines.finish.loop_plan import check_loop_fits
+from engines.finish.quality import describe_flag
+from engines.finish.settings import FinishSettings
+from engines.finish.take import describe, finish_take
+from engines.models.inventory import default_catalog
+from engines.paths import data_dir
+from engines.provenance import init_entry
+from engines.request import GenerationRequest, default_seconds, default_seconds_help
 from engines.seeds import MAX_VARIATIONS, check_seed_run, random_seed_run
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from engines.catalog import Catalog
+    from engines.finish.take import FinishedTake
+    from engines.generation_result import GenerationResult
+    from engines.generator import Generator
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +85,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="decoder/encoder tier: " + ", ".join(CODEC_TIERS) + " (default: "
                         "canonical; fp8 tiers need compute capability 8.9+; coarse is the "
                         "demo's; `models list` shows speed and quality)")
-    from engines.request import default_seconds_help  # lazy: numpy and the catalog
 
     p.add_argument("--seconds", type=float, help=f"length (default by model: "
                    f"{default_seconds_help()}; with --init-audio, its length)")
@@ -93,9 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def summary_line(result, out: Path) -> str:
-    from engines.catalog import get_model_set
-
+def summary_line(result: GenerationResult, out: Path) -> str:
     stages = ", ".join(f"{k} {v:.0f} ms" for k, v in result.timings_ms.items() if k != "total")
     return (f"{out}: {result.seconds:.2f} s of audio | {stages} | total "
             f"{result.timings_ms['total']:.0f} ms, {result.realtime_factor:.1f}x realtime | "
@@ -103,9 +121,7 @@ def summary_line(result, out: Path) -> str:
             f"seed {result.seed}")
 
 
-def _catalog(models_dir: Path | None):
-    from engines.models.inventory import default_catalog
-
+def _catalog(models_dir: Path | None) -> Catalog:
     if models_dir is not None and not models_dir.is_dir():
         raise UsageError(f"--models-dir '{models_dir}' is not a folder; give an existing "
                          f"models folder.")
@@ -113,10 +129,8 @@ def _catalog(models_dir: Path | None):
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    from engines.constants import DEFAULT_LIMITER_CEILING
+    # Here, not at the top: Generator loads all 35 backend modules, which --help need not.
     from engines.generator import Generator
-    from engines.provenance import init_entry
-    from engines.request import GenerationRequest
 
     catalog = _catalog(args.models_dir)
     if args.list_models:
@@ -137,8 +151,6 @@ def run_generate(args: argparse.Namespace) -> int:
         for k in range(1, args.variations + 1)]
     finishing = _finishing(args, out, fmt)  # refused now, not after the render
     if finishing is not None and finishing.loop:  # a loop that cannot fit: before the render
-        from engines.finish.loop_plan import check_loop_fits
-        from engines.request import default_seconds
 
         seconds = args.seconds if args.seconds is not None else (
             None if args.init_audio is not None else default_seconds(args.model))
@@ -172,12 +184,10 @@ def run_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _render_one(generator, request, out: Path, fmt: str, finishing, init: dict | None,
+def _render_one(generator: Generator, request: GenerationRequest, out: Path, fmt: str,
+                finishing: FinishSettings | None, init: dict | None,
                 args: argparse.Namespace) -> None:
     """One take: render, finish, keep in the library, write --out with its sidecar."""
-    from engines.finish.quality import describe_flag
-    from engines.finish.take import describe
-
     result = generator.generate(request)
     finished = _finish(result, finishing, generator) if finishing is not None else None
     for warning in [*result.warnings, *(finished.warnings if finished is not None else [])]:
@@ -201,14 +211,9 @@ def _render_one(generator, request, out: Path, fmt: str, finishing, init: dict |
         print(printable(f"finished: {describe(finished)}"), flush=True)
 
 
-def _finishing(args: argparse.Namespace, out: Path, fmt: str):
+def _finishing(args: argparse.Namespace, out: Path, fmt: str) -> FinishSettings | None:
     """The finishing settings the flags ask for (None for none), with the delivery format the
     file name allows: a preset's bit depth is kept when the suffix fits it."""
-    from dataclasses import replace
-
-    from engines.finish.settings import FinishSettings
-    from engines.paths import data_dir
-
     settings = finish_settings(args, data_dir)
     if settings is None:
         return FinishSettings(format=fmt) if fmt == "wav32f" else None
@@ -217,11 +222,9 @@ def _finishing(args: argparse.Namespace, out: Path, fmt: str):
     return settings  # e.g. a 24-bit preset and a .wav name: the preset's depth
 
 
-def _finish(result, settings, generator):
-    from engines.audio_io import float_from_pcm16
-    from engines.finish.take import finish_take
-
-    def generate(request):
+def _finish(result: GenerationResult, settings: FinishSettings,
+            generator: Generator) -> FinishedTake:
+    def generate(request: GenerationRequest) -> np.ndarray:
         return float_from_pcm16(generator.generate(request).pcm)
 
     return finish_take(float_from_pcm16(result.pcm), settings, request=result.request,

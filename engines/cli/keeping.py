@@ -7,21 +7,30 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from engines.audio_io import read_audio
 from engines.cli.support import warn
+from engines.constants import SAMPLE_RATE
 from engines.failures import path_text, reason
+from engines.paths import library_dir
+from engines.request import init_frames_needed
+from engines.store.library import ClipLibrary
+
+if TYPE_CHECKING:
+    from engines.finish.take import FinishedTake
+    from engines.generation_result import GenerationResult
+    from engines.store.records import TakeRecord
 
 log = logging.getLogger(__name__)
 
 
-def keep_in_library(result, init_audio: Path | None, finished=None):
+def keep_in_library(result: GenerationResult, init_audio: Path | None,
+                    finished: FinishedTake | None = None) -> TakeRecord | None:
     """Record the take (and its init file, as an imported take) in the library, with the
     finishing chain that made the --out file when there is one. The library failing never
     costs the user the file they asked for: whatever goes wrong here is one warning, and the
     take is still written to --out."""
-    from engines.paths import library_dir
-    from engines.store.library import ClipLibrary
-
     try:
         library = ClipLibrary(library_dir())
     except Exception as exc:  # never lose the take: see the docstring
@@ -38,17 +47,14 @@ def keep_in_library(result, init_audio: Path | None, finished=None):
             log.warning("could not close the library", exc_info=True)
 
 
-def _add_take(library, result, init_audio: Path | None):
+def _add_take(library: ClipLibrary, result: GenerationResult,
+              init_audio: Path | None) -> TakeRecord | None:
     try:
         if library.notice:
             warn(library.notice)
         parent_id = None
         source = path_text(Path(init_audio).resolve()) if init_audio is not None else None
         if init_audio is not None:
-            from engines.audio_io import read_audio
-            from engines.constants import SAMPLE_RATE
-            from engines.request import init_frames_needed
-
             # Only the part the take was made from: a 30-minute file is not copied whole.
             used_s = init_frames_needed(result.request.seconds) / SAMPLE_RATE
             origin = library.identify(init_audio)  # a take exported earlier, if it is one
@@ -60,7 +66,8 @@ def _add_take(library, result, init_audio: Path | None):
         return _not_kept(result, exc)
 
 
-def _keep_finishing(library, record, finished):
+def _keep_finishing(library: ClipLibrary, record: TakeRecord,
+                    finished: FinishedTake) -> TakeRecord:
     """The chain that finished --out, kept with the take so exports can finish it again."""
     try:
         return library.set_finishing(record.id, finished.record())
@@ -72,7 +79,7 @@ def _keep_finishing(library, record, finished):
         return record
 
 
-def _not_kept(result, exc: BaseException) -> None:
+def _not_kept(result: GenerationResult, exc: BaseException) -> None:
     log.warning("could not keep the take in the library", exc_info=True)
     need = result.pcm.shape[0] * 4 + (1 << 16)  # 16-bit stereo, plus the note
     happened, todo = reason(exc)

@@ -21,10 +21,14 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
 from engines.failures import printable, sentence, shown
+
+if TYPE_CHECKING:
+    from engines.store.library import ClipLibrary
+    from engines.store.records import TakeRecord
 
 MAX_TAG_CHARS = 100
 
@@ -99,14 +103,14 @@ def tag_words(values: list[str]) -> list[str]:
     return tags
 
 
-def run_rate(library: Any, args: argparse.Namespace) -> int:
+def run_rate(library: ClipLibrary, args: argparse.Namespace) -> int:
     library.require_writable()
     record = library.update(args.take, rating=args.stars)
     _say(f"take #{record.id} rated {record.rating}/5")
     return EXIT_OK
 
 
-def run_tag(library: Any, args: argparse.Namespace) -> int:
+def run_tag(library: ClipLibrary, args: argparse.Namespace) -> int:
     given = tag_words(args.tags)
     library.require_writable()
     record = library.get(args.take)
@@ -127,7 +131,7 @@ def run_tag(library: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_favourite(library: Any, args: argparse.Namespace) -> int:
+def run_favourite(library: ClipLibrary, args: argparse.Namespace) -> int:
     library.require_writable()
     record = library.update(args.take, favourite=not args.off)
     _say(f"take #{record.id} is " + ("a favourite" if record.favourite
@@ -135,12 +139,12 @@ def run_favourite(library: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _records(library: Any, ids: list[int]) -> list[Any]:
+def _records(library: ClipLibrary, ids: list[int]) -> list[TakeRecord]:
     """The takes, each once, in the order given; an unknown id refuses them all."""
     return [library.get(take_id) for take_id in dict.fromkeys(ids)]
 
 
-def run_delete(library: Any, args: argparse.Namespace) -> int:
+def run_delete(library: ClipLibrary, args: argparse.Namespace) -> int:
     library.require_writable()
     records = _records(library, args.ids)
     already = [r.id for r in records if r.deleted]
@@ -158,7 +162,7 @@ def run_delete(library: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_restore(library: Any, args: argparse.Namespace) -> int:
+def run_restore(library: ClipLibrary, args: argparse.Namespace) -> int:
     library.require_writable()
     records = _records(library, args.ids)
     kept = [r.id for r in records if not r.deleted]
@@ -184,7 +188,7 @@ def _confirmed(count: int) -> bool:
     return answer.strip().lower() in ("y", "yes")
 
 
-def run_purge(library: Any, args: argparse.Namespace) -> int:
+def run_purge(library: ClipLibrary, args: argparse.Namespace) -> int:
     library.require_writable()
     ids = library.in_trash()
     if not ids:
@@ -211,7 +215,7 @@ def run_purge(library: Any, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-EDIT_COMMANDS: dict[str, Callable[[Any, argparse.Namespace], int]] = {
+EDIT_COMMANDS: dict[str, Callable[[ClipLibrary, argparse.Namespace], int]] = {
     "rate": run_rate, "tag": run_tag, "favourite": run_favourite, "delete": run_delete,
     "restore": run_restore, "purge": run_purge,
 }

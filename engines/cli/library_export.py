@@ -13,13 +13,28 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from engines.audio_io import float_from_pcm16
 from engines.cli.finishing import add_finish_arguments, finish_settings
 from engines.cli.labels import add_label_arguments, labels_from
 from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
+from engines.delivery.names import check_template
 from engines.failures import printable, sentence, shown
+from engines.finishing_summary import chain_summary, measured
+from engines.models.inventory import default_catalog
+from engines.paths import data_dir
+from engines.store.export_plan import ExportOptions
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from engines.generator import Generator
+    from engines.request import GenerationRequest
+    from engines.store.library import ClipLibrary
+    from engines.store.records import TakeRecord
 
 
 def add_export_parser(commands: Any, take_id: Callable[[str], int]) -> None:
@@ -48,14 +63,12 @@ class _TakeModels:
     models, made on the first loop that needs it (most exports never do)."""
 
     def __init__(self) -> None:
-        self._generator: Any = None
+        self._generator: Generator | None = None
 
-    def __call__(self, request: Any) -> Any:
-        from engines.audio_io import float_from_pcm16
-
+    def __call__(self, request: GenerationRequest) -> np.ndarray:
         if self._generator is None:
+            # Here, not at the top: Generator loads all 35 backend modules, which --help need not.
             from engines.generator import Generator
-            from engines.models.inventory import default_catalog
 
             self._generator = Generator(default_catalog())
         return float_from_pcm16(self._generator.generate(request).pcm)
@@ -66,15 +79,9 @@ class _TakeModels:
 
 
 def _options(args: argparse.Namespace, models: _TakeModels,
-             written: Callable[[Any, Path, dict], None]) -> Any:
+             written: Callable[[TakeRecord, Path, dict], None]) -> ExportOptions:
     """ExportOptions from the flags; UsageError / RequestError (exit 2) before anything is
     read or written."""
-    from dataclasses import replace
-
-    from engines.delivery.names import check_template
-    from engines.paths import data_dir
-    from engines.store.export_plan import ExportOptions
-
     fmt = args.format
     args.format = None  # a format alone is no chain: with it a stored chain keeps its steps
     settings = finish_settings(args, data_dir)
@@ -95,8 +102,6 @@ def _options(args: argparse.Namespace, models: _TakeModels,
 
 def finished_line(sidecar: dict) -> str | None:
     """The line under a finished file: which chain, what it does, what it measures."""
-    from engines.finishing_summary import chain_summary, measured
-
     finishing = sidecar.get("finishing")
     if not isinstance(finishing, dict):
         return None  # a copy of the take
@@ -106,10 +111,10 @@ def finished_line(sidecar: dict) -> str | None:
     return f"  finished by {how}{preset}: {chain_summary(chain)}; measured {measured(finishing)}"
 
 
-def run_export(library: Any, args: argparse.Namespace) -> int:
+def run_export(library: ClipLibrary, args: argparse.Namespace) -> int:
     in_zip: list[str] = []  # told once the zip is in place, printed under its path
 
-    def written(record: Any, path: Path, sidecar: dict) -> None:
+    def written(record: TakeRecord, path: Path, sidecar: dict) -> None:
         lines = [str(path) if args.zip is None else f"  {path} (take #{record.id})"]
         line = finished_line(sidecar)
         lines += [line] if line is not None else []

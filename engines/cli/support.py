@@ -14,6 +14,9 @@ from collections.abc import Callable
 from engines.cli.pipes import quiet_on_closed_pipes
 from engines.cli.words import say
 from engines.errors import BackendError, CancelledError, StudioError
+from engines.failures import printable, reason
+from engines.paths import log_file, setup_logging
+from engines.settings import take_notices
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
 
@@ -43,8 +46,6 @@ def parser_class(help_command: str) -> type[argparse.ArgumentParser]:
 def run_command(name: str, body: Callable[[], int]) -> int:
     """Run `body` with the log file set up; map every failure to one line and an exit code.
     Tracebacks go only to the log file, and nothing in here can raise."""
-    from engines.paths import setup_logging
-
     _tolerant_streams()
     restore = quiet_on_closed_pipes()
     setup_logging(f"sa3-studio.{name}", console_level=logging.CRITICAL)
@@ -97,8 +98,6 @@ def _say(kind: str, message: object, code: int) -> int:
 
 
 def _print_line(kind: str, message: object) -> None:
-    from engines.failures import printable
-
     try:
         print(f"{kind}: {printable(say(message))}", file=sys.stderr)
     except Exception:  # a closed or broken stderr: nothing left to tell the user through
@@ -106,9 +105,6 @@ def _print_line(kind: str, message: object) -> None:
 
 
 def _unexpected(name: str, exc: BaseException) -> str:
-    from engines.failures import reason
-    from engines.paths import log_file
-
     happened, _ = reason(exc)
     where = log_file()
     details = f"details are in {where}" if where is not None else "run it again to retry"
@@ -118,8 +114,6 @@ def _unexpected(name: str, exc: BaseException) -> str:
 def _print_notices() -> None:
     """Sentences other parts queued for the user (a damaged settings file set aside, ...)."""
     try:
-        from engines.settings import take_notices
-
         for notice in take_notices():
             warn(notice)
     except Exception:

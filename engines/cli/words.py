@@ -11,7 +11,8 @@ FLAGS = {"tier": "--codec-tier", "name_template": "--name"}
 # Whole remedies the flag alone would not say.
 PHRASES = {(SETTING, "loop_method"): "make it by crossfade (--loop-method crossfade)",
            (FILE, "init_audio"): "--init-audio FILE",
-           (SETTING, "inpaint"): "--inpaint START:END"}
+           (SETTING, "inpaint"): "--inpaint START:END",
+           (SETTING, "team_connection"): "SA3_STUDIO_TEAM"}
 COMMANDS = {"models download": "python main.py models download",
             "models build": "python main.py models build",
             "models token": "python main.py models token",

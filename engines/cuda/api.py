@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 from typing import Any
 
 from engines.errors import BackendError
+from engines.lazy import lazy_import, real_module
 
 log = logging.getLogger(__name__)
+
+# cuda-python >= 12.6 first, then its older layout (cuda.cuda, cuda.nvrtc)
+_DRIVER = lazy_import("cuda.bindings.driver", "cuda.cuda")
+_NVRTC = lazy_import("cuda.bindings.nvrtc", "cuda.nvrtc")
 
 
 class CudaError(BackendError):
@@ -24,22 +28,14 @@ class CudaError(BackendError):
         super().__init__(text + "; see the log, and check the driver and free GPU memory.")
 
 
-@functools.cache
 def driver() -> Any:
-    try:
-        from cuda.bindings import driver as drv
-    except ImportError:  # cuda-python < 12.6 layout
-        from cuda import cuda as drv  # type: ignore[no-redef]
-    return drv
+    """cuda-python's driver module (ImportError when cuda-python is not installed)."""
+    return real_module(_DRIVER)
 
 
-@functools.cache
 def nvrtc() -> Any:
-    try:
-        from cuda.bindings import nvrtc as rtc
-    except ImportError:
-        from cuda import nvrtc as rtc  # type: ignore[no-redef]
-    return rtc
+    """cuda-python's NVRTC module (ImportError when cuda-python is not installed)."""
+    return real_module(_NVRTC)
 
 
 def error_name(err: Any) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from engines.errors import RequestError
 from engines.failures import shown
+from engines.paths import library_path
 
 # Inside the library folder everything is the library's own (its database, edit journal,
 # audio/ and trash/) except the folders the window hands out drag-out files from.
@@ -66,8 +67,6 @@ class Protected:
 
 def default_protected(*inputs: tuple[Path | None, str]) -> Protected:
     """Protection with the user's library folder and the given (path, what) inputs."""
-    from engines.paths import library_path
-
     protected = Protected(library_root=library_path())
     for path, what in inputs:
         protected.add_input(path, what)

@@ -91,8 +91,10 @@ SPEC_DENSITY_BANDS = 24  # spectralDensityType: xs:length 24
 INT_MAX = 2**31 - 1  # xs:int
 USER_KEY = re.compile(r"[A-Z][A-Z0-9_]*")
 
-# XML 1.0 Char: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF].
-_NOT_XML_CHAR = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# XML 1.0 Char: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]; the
+# rest of Unicode, spelled out: a negated class of those ranges takes 9 ms to compile, and the
+# window and every command that can write a file import this module.
+_NOT_XML_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 def xml_text(value: str) -> str:

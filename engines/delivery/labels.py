@@ -9,6 +9,8 @@ from __future__ import annotations
 from engines.delivery.take import Labels
 from engines.delivery.ucs import load_user_list
 from engines.errors import RequestError
+from engines.paths import data_dir
+from engines.settings import read_settings
 
 DESIGNER_SETTING = "designer_name"
 LIBRARY_SETTING = "library_name"
@@ -19,9 +21,6 @@ MAX_LABEL_CHARS = 256  # what a bext Description holds; longer text is a mistake
 
 def studio_names() -> dict[str, str]:
     """The designer, library, creator and source names kept in settings ("" when unset)."""
-    from engines.paths import data_dir
-    from engines.settings import read_settings
-
     settings = read_settings(data_dir())
     return {key: value.strip() if isinstance(value := settings.get(key), str) else ""
             for key in (DESIGNER_SETTING, LIBRARY_SETTING, CREATOR_SETTING, SOURCE_SETTING)}

@@ -18,10 +18,13 @@ import datetime as _dt
 from typing import Any
 
 from engines.delivery.formats import FORMATS
+from engines.delivery.ixml import ixml_document
 from engines.delivery.note import build_comment, title_for
 from engines.delivery.render import Rendering
+from engines.delivery.riff import bext_payload
 from engines.delivery.take import APP_NAME, DeliveryTake
 from engines.delivery.writer import FileTags
+from engines.finish.loudness import to_db
 
 _NOTE_REQUEST_KEYS = ("negative_prompt", "model", "decoder", "precision", "steps", "cfg",
                       "apg", "seconds", "mode", "init_noise_level", "inpaint_spans",
@@ -50,9 +53,6 @@ def file_tags(take: DeliveryTake, rendering: Rendering) -> FileTags:
     title = title_for(take.name, take.prompt)
     container = FORMATS[rendering.fmt].format
     if container == "WAV":
-        from engines.delivery.ixml import ixml_document
-        from engines.delivery.riff import bext_payload
-
         chunks = ((b"bext", bext_payload(**bext_fields(take, rendering))),
                   (b"iXML", ixml_document(user_fields(take), aswg_fields(take, rendering))))
         return FileTags(title=title, comment=note, wav_chunks=chunks)
@@ -135,8 +135,6 @@ def vorbis_values(take: DeliveryTake, rendering: Rendering) -> dict[str, Any]:
 
 def _sample_peak_db(rendering: Rendering) -> float | None:
     import numpy as np
-
-    from engines.finish.loudness import to_db
 
     audio = rendering.audio
     peak = float(np.max(np.abs(audio))) if audio.size else 0.0

@@ -13,6 +13,7 @@ import numpy as np
 from engines.constants import SAMPLE_RATE
 from engines.delivery.formats import DEFAULT_FORMAT, FORMATS
 from engines.delivery.take import DeliveryTake
+from engines.finish.loudness import measure, to_db
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,7 +49,6 @@ def render(take: DeliveryTake, fmt: str | None = None) -> Rendering:
                          fmt or finished.settings.format, finished.finished.loop_points,
                          record, _finite(final.get("loudness_lufs")),
                          _finite(final.get("true_peak_dbtp")))
-    from engines.finish.loudness import measure, to_db
 
     floats = (take.pcm.astype(np.float32) / np.float32(32767.0) if take.pcm.dtype == np.int16
               else take.pcm)

@@ -15,6 +15,8 @@ import numpy as np
 
 from engines.constants import SAMPLE_RATE
 from engines.paths import APP_NAME  # the one name files and folders carry
+from engines.provenance import take_provenance
+from engines.store.rows import result_pcm16
 
 if TYPE_CHECKING:
     from engines.finish.take import FinishedTake
@@ -110,9 +112,6 @@ def from_result(result: GenerationResult, *, record: TakeRecord | None = None,
     """A take the engine just made. `record`: the library row it was kept as (its id and
     creation time go into every file); `init`: the init file's entry (engines.provenance.
     init_entry, taken before anything was written)."""
-    from engines.provenance import take_provenance
-    from engines.store.rows import result_pcm16
-
     provenance = take_provenance(result, init)
     created = record.created if record is not None else ""
     if created:

@@ -18,8 +18,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engines.audio_io.atomic import create_temp_beside, fsync_file, release, remove_quietly
 from engines.errors import RequestError
 from engines.failures import os_reason, shown
+from engines.paths import data_dir
 
 LIST_FILE_NAME = "ucs.csv"
 REQUIRED_COLUMNS = ("catid", "category", "subcategory")
@@ -215,16 +217,12 @@ def ucs_block(text: str) -> str:
 
 def ucs_list_path() -> Path:
     """Where the imported list is kept (the data folder is created if missing)."""
-    from engines.paths import data_dir
-
     return data_dir() / LIST_FILE_NAME
 
 
 def import_ucs_csv(source: str | os.PathLike[str]) -> UcsList:
     """Check `source` is a UCS list, then keep an exact copy of it as the user's list; a
     failure leaves the list imported before untouched. RequestError (one sentence)."""
-    from engines.audio_io.atomic import create_temp_beside, fsync_file, release, remove_quietly
-
     file = Path(source)
     ucs = UcsList.from_csv(file)
     target = ucs_list_path()

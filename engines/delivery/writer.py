@@ -31,10 +31,13 @@ from engines.audio_io.atomic import (
     remove_stale_temps,
 )
 from engines.constants import SAMPLE_RATE
+from engines.delivery import riff
 from engines.delivery.formats import FORMATS, checked_format, format_for_path
 from engines.delivery.samples import DEFAULT_DITHER_SEED, frames_channels, samples_for
+from engines.delivery.vorbis_fields import add_vorbis_fields
 from engines.errors import AudioFileError
 from engines.failures import reason, sentence, shown
+from engines.finish.smpl import SMPL_ID, smpl_payload
 from engines.paths import APP_NAME  # the one name files and folders carry
 
 logger = logging.getLogger(__name__)
@@ -185,22 +188,16 @@ def _add_metadata(temp: Path, container: str, tags: FileTags, loop: Loop | None)
     if container == "WAV":
         chunks = list(tags.wav_chunks)
         if loop is not None:
-            from engines.delivery.riff import cue_payload
-            from engines.finish.smpl import SMPL_ID, smpl_payload
-
             rate = sf.info(_sf_name(temp)).samplerate
-            chunks += [(SMPL_ID, smpl_payload([loop], rate)), (b"cue ", cue_payload([loop[0]]))]
+            chunks += [(SMPL_ID, smpl_payload([loop], rate)),
+                       (b"cue ", riff.cue_payload([loop[0]]))]
         if chunks:
-            from engines.delivery.riff import set_wav_chunks
-
-            set_wav_chunks(temp, chunks)
+            riff.set_wav_chunks(temp, chunks)  # looked up at call time: a test fills the disk there
         return
     fields = dict(tags.vorbis)
     if loop is not None:
         fields.update(loop_start=loop[0], loop_length=loop[1] - loop[0] + 1)
     if fields:
-        from engines.delivery.vorbis_fields import add_vorbis_fields
-
         add_vorbis_fields(temp, fields)
 
 

@@ -8,14 +8,16 @@ TensorRT's ONNX parser has no DFT operator.
 from __future__ import annotations
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper
 
 from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT
 from engines.demo import coarse as coarse_tier
 from engines.demo import layout as lay
 from engines.demo.dft import dft
 from engines.demo.graph_builder import GraphBuilder, f32_info
+from engines.lazy import lazy_import
+
+onnx = lazy_import("onnx")
+helper = lazy_import("onnx.helper")
 
 INT_MAX = np.iinfo(np.int64).max
 N = SAMPLES_PER_LATENT
@@ -39,7 +41,7 @@ def _signs(g: GraphBuilder, length: str) -> str:
     b = g.op("Mod", g.mul(a, a), prime)
     c = g.op("Mod", g.add(g.mul(b, g.const(48271, np.int64)), g.const(11, np.int64)), prime)
     bit = g.op("Mod", g.div(c, g.const(128, np.int64)), g.const(2, np.int64))
-    return g.sub(g.f(1.0), g.mul(g.f(2.0), g.op("Cast", bit, to=TensorProto.FLOAT)))
+    return g.sub(g.f(1.0), g.mul(g.f(2.0), g.op("Cast", bit, to=onnx.TensorProto.FLOAT)))
 
 
 def encoder_model() -> onnx.ModelProto:
@@ -119,11 +121,11 @@ def decoder_model(coarse: bool = False) -> onnx.ModelProto:
     mag = g.op("Abs", audio)
     soft = g.add(knee, g.mul(room, g.op("Tanh", g.div(g.sub(mag, knee), room))))
     limited = g.mul(g.op("Sign", audio), g.op("Where", g.op("Greater", mag, knee), soft, mag))
-    pcm = g.op("Cast", g.op("Round", g.mul(limited, g.f(32767.0))), to=TensorProto.INT32)
+    pcm = g.op("Cast", g.op("Round", g.mul(limited, g.f(32767.0))), to=onnx.TensorProto.INT32)
     g.op("Unsqueeze", pcm, g.ints(0), out="pcm")
     return g.model(
         [f32_info("latent", [1, LATENT_CHANNELS, "L"]), f32_info("limiter_ceiling", [])],
-        [helper.make_tensor_value_info("pcm", TensorProto.INT32, [1, "N", 2])],
+        [helper.make_tensor_value_info("pcm", onnx.TensorProto.INT32, [1, "N", 2])],
         coarse_tier.DESCRIPTION if coarse else
         "Demo decoder (procedural, not Stable Audio 3): band vocoder, inverse MDCT, limiter.",
     )

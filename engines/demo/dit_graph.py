@@ -10,8 +10,6 @@ audio-to-audio keeps what it should.
 from __future__ import annotations
 
 import numpy as np
-import onnx
-from onnx import TensorProto
 
 from engines.constants import (
     LATENT_CHANNELS,
@@ -22,6 +20,9 @@ from engines.constants import (
 )
 from engines.demo import layout as lay
 from engines.demo.graph_builder import GraphBuilder, f32_info
+from engines.lazy import lazy_import
+
+onnx = lazy_import("onnx")
 
 FRAME_SECONDS = SAMPLES_PER_LATENT / SAMPLE_RATE
 PRIOR_FLOOR = 0.05  # std every latent element may take, whatever the prompt
@@ -33,7 +34,7 @@ MAX_SIGNAL_VAR = 36.0  # the largest variance a latent element is believed to ha
 def _frame_times(g: GraphBuilder, length: str) -> tuple[str, str]:
     """(j * frame, (j + 1) * frame) for j in 0..L-1, as float (L,)."""
     j = g.op("Cast", g.op("Range", g.const(0, np.int64), length, g.const(1, np.int64)),
-             to=TensorProto.FLOAT)
+             to=onnx.TensorProto.FLOAT)
     tau = g.mul(j, g.f(FRAME_SECONDS))
     return j, tau
 
@@ -50,7 +51,7 @@ def _inpaint_time(g: GraphBuilder, j: str, tau: str) -> str:
     start_flag = g.mul(hole, g.sub(g.f(1.0), prev))
     start_time = g.op("Unsqueeze", g.mul(start_flag, tau), g.ints(0))  # (1, L) over k
     tri = g.op("Cast", g.op("LessOrEqual", g.op("Unsqueeze", j, g.ints(0)),
-                            g.op("Unsqueeze", j, g.ints(1))), to=TensorProto.FLOAT)  # [j, k]
+                            g.op("Unsqueeze", j, g.ints(1))), to=onnx.TensorProto.FLOAT)  # [j, k]
     latest = g.op("ReduceMax", g.mul(tri, start_time), axes=[1], keepdims=0)
     return g.sub(tau, latest)
 
@@ -63,7 +64,7 @@ def _envelopes(g: GraphBuilder, layers: str, tau_p: str, tau_c: str, decay_scale
     repeat = env[lay.ENV_REPEAT]
     repeat_decay = g.mul(g.op("Max", env[lay.ENV_REPEAT_DECAY], g.f(1e-3)), decay_scale)
     tt = g.sub(tau_p, env[lay.ENV_ONSET])  # (512, L)
-    active = g.op("Cast", g.op("GreaterOrEqual", tt, g.f(0.0)), to=TensorProto.FLOAT)
+    active = g.op("Cast", g.op("GreaterOrEqual", tt, g.f(0.0)), to=onnx.TensorProto.FLOAT)
     ttp = g.op("Relu", tt)
     rise = g.op("Min", g.div(g.add(ttp, g.f(FRAME_SECONDS)), attack), g.f(1.0))
     fall = g.op("Exp", g.op("Neg", g.div(ttp, decay)))
@@ -93,9 +94,9 @@ def _shift_bands(g: GraphBuilder, x: str, shift: str) -> str:
     def gather(index: str) -> str:
         inside = g.op("Cast", g.op("And", g.op("GreaterOrEqual", index, g.f(0.0)),
                                    g.op("LessOrEqual", index, g.f(lay.BANDS - 1.0))),
-                      to=TensorProto.FLOAT)
+                      to=onnx.TensorProto.FLOAT)
         clipped = g.op("Cast", g.op("Clip", index, g.f(0.0), g.f(lay.BANDS - 1.0)),
-                       to=TensorProto.INT64)
+                       to=onnx.TensorProto.INT64)
         shape = g.op("Concat", g.ints(4), g.op("Shape", src), axis=0)
         idx = g.op("Expand", g.op("Unsqueeze", clipped, g.ints(0)), shape)
         blocks = g.op("Reshape", x, g.ints(4, lay.BANDS, -1))

@@ -8,8 +8,12 @@ refuses newer IR versions), and every operator must be one TensorRT 10's ONNX pa
 from __future__ import annotations
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
+
+from engines.lazy import lazy_import
+
+onnx = lazy_import("onnx")
+helper = lazy_import("onnx.helper")
+numpy_helper = lazy_import("onnx.numpy_helper")
 
 OPSET = 17
 
@@ -81,4 +85,4 @@ class GraphBuilder:
 
 def f32_info(name: str, shape) -> onnx.ValueInfoProto:
     """A float32 graph input or output of `shape` (strings for dynamic dims)."""
-    return helper.make_tensor_value_info(name, TensorProto.FLOAT, shape)
+    return helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, shape)

@@ -5,12 +5,14 @@ section 2), so no backend can tell it from the real text encoder."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper
 
 from engines.constants import TEXT_HIDDEN, TEXT_TOKENS
 from engines.demo import layout as lay
 from engines.demo.graph_builder import GraphBuilder, f32_info
+from engines.lazy import lazy_import
+
+onnx = lazy_import("onnx")
+helper = lazy_import("onnx.helper")
 
 
 def text_encoder_model(embeddings: np.ndarray, bigrams: np.ndarray) -> onnx.ModelProto:
@@ -28,11 +30,11 @@ def text_encoder_model(embeddings: np.ndarray, bigrams: np.ndarray) -> onnx.Mode
     pair = g.op("Pad", pair, g.ints(0, 0, 0, 0, 0, TEXT_HIDDEN - bigrams.shape[1]))
     spelled = g.slice(hidden, [lay.SPELLED_DIM], [lay.SPELLED_DIM + 1], [2])
     hidden = g.add(g.mul(hidden, g.sub(g.f(1.0), spelled)), g.mul(pair, spelled))
-    mask = g.op("Unsqueeze", g.op("Cast", "attention_mask", to=TensorProto.FLOAT), g.ints(-1))
+    mask = g.op("Unsqueeze", g.op("Cast", "attention_mask", to=onnx.TensorProto.FLOAT), g.ints(-1))
     g.op("Mul", hidden, mask, out="hidden_states")
     return g.model(
-        [helper.make_tensor_value_info("input_ids", TensorProto.INT64, [1, TEXT_TOKENS]),
-         helper.make_tensor_value_info("attention_mask", TensorProto.INT64, [1, TEXT_TOKENS])],
+        [helper.make_tensor_value_info("input_ids", onnx.TensorProto.INT64, [1, TEXT_TOKENS]),
+         helper.make_tensor_value_info("attention_mask", onnx.TensorProto.INT64, [1, TEXT_TOKENS])],
         [f32_info("hidden_states", [1, TEXT_TOKENS, TEXT_HIDDEN])],
         "Demo text encoder (procedural, not Stable Audio 3): embedding lookup.",
     )

@@ -1,8 +1,8 @@
 """A look-ahead true-peak limiter, for normalisation that must keep a loudness target under a
 true-peak ceiling.
 
-scipy is imported where it is used: `scipy.ndimage` is slow to import, and the window imports
-the finishing chain while it opens.
+scipy is imported on first use (engines.lazy): `scipy.ndimage` is slow to import, and the
+window imports the finishing chain while it opens.
 """
 
 from __future__ import annotations
@@ -11,6 +11,9 @@ import numpy as np
 
 from engines.finish.audio_shape import as_2d
 from engines.finish.true_peak import frame_true_peaks
+from engines.lazy import lazy_import
+
+ndimage = lazy_import("scipy.ndimage")
 
 LOOKAHEAD_S = 0.002  # the gain ramps down over this long before a peak
 RELEASE_S = 0.1  # time constant of the exponential recovery, in dB
@@ -25,8 +28,6 @@ def limit_true_peak(audio: np.ndarray, rate: int, ceiling: float) -> tuple[np.nd
     (peak hold with decay), then a centred max window and a moving average of the same width:
     the average covers the frame's own need (every window it averages contains the frame), so
     the gain reaches it in time, on a smooth ramp that starts LOOKAHEAD_S before the peak."""
-    from scipy import ndimage
-
     x = as_2d(audio)
     target = ceiling * 10.0 ** (-LIMITER_MARGIN_DB / 20.0)
     with np.errstate(divide="ignore"):

@@ -25,6 +25,7 @@ from engines.finish.loop_plan import (
     DEFAULT_SEAM_S,
     DEFAULT_SEARCH_S,
     LoopPlan,
+    TakeRequest,
     loop_request,
     stereo_take,
     wrap_candidates,
@@ -81,8 +82,9 @@ Generate = Callable[[GenerationRequest], np.ndarray]
 """generate(request) -> float (N, 2) audio at 44.1 kHz, e.g. the Generator's pcm / 32767."""
 
 
-def make_loop(audio: np.ndarray, base_request: object | None, generate: Generate | None,
-              seam_s: float = DEFAULT_SEAM_S, seed: int | None = None, *,
+def make_loop(audio: np.ndarray, base_request: TakeRequest | None,
+              generate: Generate | None, seam_s: float = DEFAULT_SEAM_S,
+              seed: int | None = None, *,
               context_s: float | None = DEFAULT_CONTEXT_S,
               search_s: float = DEFAULT_SEARCH_S, measure: bool = False) -> LoopResult:
     """A seamless loop of the take `audio`: by the model when `generate` is given, else by

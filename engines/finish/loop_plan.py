@@ -38,7 +38,11 @@ import numpy as np
 from engines.constants import MIN_CODEC_LATENTS, SAMPLE_RATE, SAMPLES_PER_LATENT
 from engines.errors import Advice, RequestError
 from engines.finish.seam_metrics import MARGIN, steadiest_point
-from engines.request import MAX_SEED, GenerationRequest
+from engines.finish.settings import LOOP_SEAM_RANGE_S
+from engines.request import MAX_SEED, GenerationRequest, ValidatedRequest
+
+# The request a take was made with, in either form: both carry every field a loop reads.
+TakeRequest = GenerationRequest | ValidatedRequest
 
 DEFAULT_SEAM_S = 0.5
 DEFAULT_CONTEXT_S = 1.2  # with the default seam: the 32-latent minimum window
@@ -146,8 +150,6 @@ def check_loop_fits(seconds: float, seam_s: float, method: str) -> None:
     be made into a loop by `method` ("model" or "crossfade") with a seam of `seam_s`: checked
     before any render, from the length alone. A model loop may still widen its seam over an
     unsteady edge once the audio is known; this is the least it needs."""
-    from engines.finish.settings import LOOP_SEAM_RANGE_S
-
     frames = round(seconds * SAMPLE_RATE)
     shortest = LOOP_SEAM_RANGE_S[0]
     if method == "crossfade":
@@ -180,11 +182,10 @@ def _down(seconds: float) -> float:
     return math.floor(seconds * 100) / 100
 
 
-def loop_request(base: object, audio: np.ndarray, seam_s: float = DEFAULT_SEAM_S,
+def loop_request(base: TakeRequest, audio: np.ndarray, seam_s: float = DEFAULT_SEAM_S,
                  seed: int | None = None, context_s: float | None = DEFAULT_CONTEXT_S,
                  search_s: float = DEFAULT_SEARCH_S, cover_edges: bool = True) -> LoopPlan:
-    """Plan a model loop of the take `audio` (float (N, 2) at 44.1 kHz) that `base` (its
-    GenerationRequest, or any object with the same fields, e.g. a ValidatedRequest) made.
+    """Plan a model loop of the take `audio` (float (N, 2) at 44.1 kHz) that `base` made.
     `seed` None picks a new random seed (never the take's own). `cover_edges` widens the
     seam over unsteady take edges (`unsteady_edges`)."""
     take = stereo_take(audio)

@@ -6,8 +6,8 @@ Integrated loudness uses pyloudnorm's K-weighting filters (its `IIRfilter` desig
 loops over blocks in Python (3.5 s for a 6:20 take on a 2-core machine); tests hold ours to it.
 The true-peak meter itself is in true_peak.py; normalising to a target is in normalization.py.
 
-scipy is imported where it is used: `scipy.signal` alone takes a second to import, and the
-window imports this module while it opens.
+scipy and pyloudnorm are imported on first use (engines.lazy): `scipy.signal` alone takes a
+second to import, and the window imports this module while it opens.
 """
 
 from __future__ import annotations
@@ -22,6 +22,10 @@ import numpy as np
 
 from engines.finish.audio_shape import as_2d
 from engines.finish.true_peak import true_peak
+from engines.lazy import lazy_import
+
+iirfilter = lazy_import("pyloudnorm.iirfilter")
+signal = lazy_import("scipy.signal")
 
 BLOCK_S = 0.4
 HOP_S = 0.1
@@ -39,10 +43,8 @@ def to_db(amplitude: float) -> float | None:
 @lru_cache(maxsize=8)
 def k_weighting_sos(rate: int) -> np.ndarray:
     """pyloudnorm's two K-weighting stages (high shelf, high pass) as second-order sections."""
-    from pyloudnorm.iirfilter import IIRfilter
-
-    shelf = IIRfilter(4.0, 1.0 / math.sqrt(2.0), 1500.0, rate, "high_shelf")
-    high_pass = IIRfilter(0.0, 0.5, 38.0, rate, "high_pass")
+    shelf = iirfilter.IIRfilter(4.0, 1.0 / math.sqrt(2.0), 1500.0, rate, "high_shelf")
+    high_pass = iirfilter.IIRfilter(0.0, 0.5, 38.0, rate, "high_pass")
     return np.array([[*shelf.b, *shelf.a], [*high_pass.b, *high_pass.a]], dtype=np.float64)
 
 
@@ -59,8 +61,6 @@ def side_by_side(*jobs: Callable[[], Any]) -> list[Any]:
 
 def _hop_energies(channel: np.ndarray, rate: int, hop: int, hops: int) -> np.ndarray:
     """Sum of squares of the K-weighted channel over each 100 ms hop, float64 (hops,)."""
-    from scipy import signal
-
     weighted = signal.sosfilt(k_weighting_sos(rate).astype(np.float32), channel)
     pieces = weighted[:hops * hop].reshape(hops, hop)
     return np.einsum("sh,sh->s", pieces, pieces).astype(np.float64)

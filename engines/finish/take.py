@@ -6,21 +6,24 @@ sidecar and the embedded note say about it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engines.finish.chain import Finished, finish
+from engines.finish.loop import Generate, LoopResult, make_loop
 from engines.finish.settings import FinishSettings
+
+if TYPE_CHECKING:
+    from engines.finish.loop_plan import TakeRequest
 
 
 @dataclass(frozen=True, eq=False)
 class FinishedTake:
     finished: Finished
     settings: FinishSettings
-    loop: Any | None  # engines.finish.loop.LoopResult when the take was made into a loop
+    loop: LoopResult | None  # when the take was made into a loop
 
     def record(self) -> dict[str, Any]:
         """What the sidecar and the library keep: the chain (to finish the take again), the
@@ -48,10 +51,8 @@ class FinishedTake:
                 "rate": self.finished.rate, "mono": self.settings.mono or None}
 
 
-Generate = Callable[[Any], np.ndarray]
-
-
-def finish_take(audio: np.ndarray, settings: FinishSettings, *, request: Any = None,
+def finish_take(audio: np.ndarray, settings: FinishSettings, *,
+                request: TakeRequest | None = None,
                 generate: Generate | None = None) -> FinishedTake:
     """`audio` (float (N, 2) at 44.1 kHz, the raw take) finished by `settings`. A loop is made
     by the model (inpainting the seam with `request`'s settings and a new seed) when `generate`
@@ -60,8 +61,6 @@ def finish_take(audio: np.ndarray, settings: FinishSettings, *, request: Any = N
     settings.validate()
     loop = None
     if settings.loop:
-        from engines.finish.loop import make_loop
-
         by_model = settings.loop_method == "model"
         loop = make_loop(audio, request if by_model else None,
                          generate if by_model else None, seam_s=settings.loop_seam_s)

@@ -26,8 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from engines import catalog
+from engines.lazy import lazy_import
 
 log = logging.getLogger(__name__)
+onnx = lazy_import("onnx")
 
 SAME_L_FOLDER = catalog.DECODERS["same-l"].subdir
 CODEC_ROLES = ("encoder", "decoder")
@@ -86,8 +88,6 @@ def onnx_has_fp8(path: Path) -> bool | None:
     constants, inputs, outputs, annotated values), a Cast/QuantizeLinear producing fp8, or the
     TensorRT fp8 Q/DQ ops. None when the file is not readable ONNX (the parser then says why).
     Reads the graph only: the weights in a .onnx.data file are never loaded."""
-    import onnx
-
     try:
         model = onnx.load(str(path), load_external_data=False)
     except Exception as err:  # DecodeError, OSError: not ONNX, or unreadable
@@ -119,8 +119,6 @@ def _node_has_fp8(node: Any) -> bool:
 
 
 def _attribute_has_fp8(attribute: Any) -> bool:
-    import onnx
-
     kind = onnx.AttributeProto
     if attribute.type == kind.INT and attribute.name in _TYPE_ATTRIBUTES:
         return attribute.i in FP8_ELEMENT_TYPES

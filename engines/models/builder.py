@@ -26,12 +26,14 @@ from engines.backends.tensorrt import version as trt_version
 from engines.backends.tensorrt.engine_paths import shown_path
 from engines.backends.tensorrt.runtime import make_logger
 from engines.errors import BackendError, CancelledError
+from engines.lazy import lazy_import, real_module
 from engines.models.build_plan import BuildSpec, Shape
 from engines.models.build_progress import Progress, monitor_class
 from engines.models.build_recipe import apply_recipe, onnx_has_fp8, recipe_for
 from engines.models.timing_cache import load_timing_cache, serialized_timing_cache
 
 log = logging.getLogger(__name__)
+tensorrt = lazy_import("tensorrt")
 
 FP8_MIN_CC = (8, 9)  # FP8 tensor cores arrived with Ada
 MAX_LISTED_ERRORS = 3  # parser errors quoted in a BuildError
@@ -139,7 +141,7 @@ def build_engine(spec: BuildSpec, *, gpu_cc: tuple[int, int], progress: Progress
 
 def _import_tensorrt() -> Any:
     try:
-        import tensorrt as trt
+        trt = real_module(tensorrt)
     except ImportError as err:
         raise BuildError(f"TensorRT is not installed ({err}); install it with "
                          f"`{trt_version.install_command()}` to build engines.") from err

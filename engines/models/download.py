@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from engines.failures import shown
+from engines.lazy import lazy_import
 from engines.models.download_errors import (
     TOKEN_HINT,
     BusyAnswer,
@@ -86,6 +87,8 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+huggingface_hub = lazy_import("huggingface_hub")
+hub_utils = lazy_import("huggingface_hub.utils")
 
 # Read at call time from this module, so tests can make chunks small and retries instant.
 CHUNK_SIZE = 1 << 20
@@ -222,12 +225,10 @@ class _DownloadRun:
     def locate(self, remote: RemoteFile) -> tuple[str, dict[str, str], int]:
         """HEAD /resolve: where the bytes are (the hub, or a CDN), the headers to send there and
         the size; refuses a file that changed since the listing."""
-        from huggingface_hub import hf_hub_url
-        from huggingface_hub.utils import build_hf_headers
-
         revision = self.commits.get(remote.repo, self.revision)
-        url = hf_hub_url(remote.repo, remote.path, revision=revision, endpoint=self.endpoint)
-        headers = build_hf_headers(token=self.token or False, library_name=LIBRARY_NAME)
+        url = huggingface_hub.hf_hub_url(remote.repo, remote.path, revision=revision,
+                                         endpoint=self.endpoint)
+        headers = hub_utils.build_hf_headers(token=self.token or False, library_name=LIBRARY_NAME)
         headers["Accept-Encoding"] = "identity"  # sizes and ranges of the raw bytes
         try:
             meta = head_file(url, headers, self.hub, sleep=self.pause)

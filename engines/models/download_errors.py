@@ -16,9 +16,12 @@ from urllib.parse import urlparse
 
 from engines.errors import CancelledError, Remedy, StudioError, join
 from engines.failures import printable, reason
+from engines.lazy import lazy_import, real_module
 from engines.models.hub_transport import httpx_module, timeouts
 
 log = logging.getLogger(__name__)
+hub_errors = lazy_import("huggingface_hub.errors")
+hub_logging = lazy_import("huggingface_hub.utils.logging")
 
 TOKEN_HINT = Remedy.command("models token")  # or HF_TOKEN in the environment
 
@@ -172,16 +175,6 @@ def hub_error(exc: BaseException, *, repo: str, what: str, token: str | None,
 
 def _hub_error(exc: BaseException, *, repo: str, what: str, token: str | None,
                endpoint: str) -> DownloadError:
-    from huggingface_hub.errors import (
-        DisabledRepoError,
-        GatedRepoError,
-        HfHubHTTPError,
-        OfflineModeIsEnabled,
-        RemoteEntryNotFoundError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
-
     page = f"https://huggingface.co/{repo}"
     log.info("hub request for %s failed", what, exc_info=exc)
     if isinstance(exc, DownloadError):
@@ -193,29 +186,29 @@ def _hub_error(exc: BaseException, *, repo: str, what: str, token: str | None,
     if isinstance(exc, BusyAnswer):
         return _status_sentence(exc.status, repo=repo, what=what, token=token,
                                 endpoint=server_of(exc.url, endpoint))
-    if isinstance(exc, OfflineModeIsEnabled):
+    if isinstance(exc, hub_errors.OfflineModeIsEnabled):
         return DownloadError("Hugging Face offline mode is on (HF_HUB_OFFLINE); unset it to "
                              "download models.")
-    if isinstance(exc, GatedRepoError):
+    if isinstance(exc, hub_errors.GatedRepoError):
         if not token:
             return DownloadError(_token(f"{repo} needs a Hugging Face token: accept the licence "
                                         f"at {page} and give a token "))
         return DownloadError(_token(f"Accept the licence at {page} and give a token "))
     status = None
-    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
+    if isinstance(exc, hub_errors.HfHubHTTPError) and exc.response is not None:
         status = exc.response.status_code
-    if status == 401 and token and not isinstance(exc, RepositoryNotFoundError):
+    if status == 401 and token and not isinstance(exc, hub_errors.RepositoryNotFoundError):
         return _status_sentence(401, repo=repo, what=what, token=token, endpoint=endpoint)
-    if isinstance(exc, RemoteEntryNotFoundError):
+    if isinstance(exc, hub_errors.RemoteEntryNotFoundError):
         return DownloadError(f"{what} is no longer in {repo} on the hub; list the files again "
                              f"and retry.")
-    if isinstance(exc, RevisionNotFoundError):
+    if isinstance(exc, hub_errors.RevisionNotFoundError):
         return DownloadError(f"The requested revision of {repo} does not exist on the hub; "
                              f"download from the main branch.")
-    if isinstance(exc, DisabledRepoError):
+    if isinstance(exc, hub_errors.DisabledRepoError):
         return DownloadError(f"{repo} is disabled on the hub, so nothing can be downloaded "
                              f"from it.")
-    if isinstance(exc, RepositoryNotFoundError):
+    if isinstance(exc, hub_errors.RepositoryNotFoundError):
         if not token:
             return DownloadError(_token(f"{repo} was not found at {endpoint}, or it needs a "
                                         f"token: accept the licence at {page} and give a "
@@ -253,7 +246,7 @@ def quiet_hub_logging() -> None:
     """Route the `huggingface_hub` logger into ours. On import it adds a StreamHandler of its
     own, so its warnings ("Retrying in 8s", server warnings) would print on stderr whatever
     our logging says; that handler goes, and what it logs is demoted on its way to ours."""
-    import huggingface_hub.utils.logging  # noqa: F401 - adds the handler; undo that after
+    real_module(hub_logging)  # importing it adds the handler; undo that after
 
     hub_log = logging.getLogger("huggingface_hub")
     if any(isinstance(h, _DemoteToInfo) for h in hub_log.handlers):

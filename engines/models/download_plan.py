@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from engines.failures import printable
+from engines.lazy import lazy_import
 from engines.models.download_errors import DownloadError, NotHubAnswer, hub_error, hub_failures
 from engines.models.hub_files import (
     REPO,
@@ -25,6 +26,7 @@ from engines.models.hub_http import LIBRARY_NAME, get_json, hub_endpoint, origin
 from engines.models.hub_token import resolve_token
 
 log = logging.getLogger(__name__)
+hub_utils = lazy_import("huggingface_hub.utils")
 
 PARTIAL_DIR = ".downloads"  # under the models folder: partial files and the verified list
 DISK_MARGIN = 0.05
@@ -49,13 +51,12 @@ def hub_listing(repo: str = REPO, revision: str = "main",
     tree listing, page by page). token None: `resolve_token()`. DownloadError (one sentence)
     when the hub cannot be reached or answers something that is not a file list."""
     endpoint = hub_endpoint()  # first: huggingface_hub fails to import with some bad ones
-    from huggingface_hub.utils import build_hf_headers
 
     token = token or resolve_token()
     what = f"the file list of {repo}"
     url: str | None = (f"{endpoint}/api/models/{repo}/tree/{quote(revision, safe='')}"
                        f"?recursive=true&expand=false")
-    headers = build_hf_headers(token=token or False, library_name=LIBRARY_NAME)
+    headers = hub_utils.build_hf_headers(token=token or False, library_name=LIBRARY_NAME)
     files: list[RemoteFile] = []
     seen: set[str] = set()
     try:

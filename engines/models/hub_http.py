@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from urllib.parse import urljoin, urlparse
 
 from engines.failures import printable
+from engines.lazy import lazy_import
 from engines.models.download_errors import (
     BusyAnswer,
     DownloadError,
@@ -37,6 +38,8 @@ from engines.models.download_errors import (
 from engines.models.hub_transport import httpx_module, timeouts
 
 log = logging.getLogger(__name__)
+huggingface_hub = lazy_import("huggingface_hub")
+hub_utils = lazy_import("huggingface_hub.utils")
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 LIBRARY_NAME = "sa3-studio"
@@ -79,10 +82,8 @@ def _timeout() -> Any:
 
 def session() -> Any:
     """huggingface_hub's shared HTTP client (its proxies, certificates, offline switch)."""
-    from huggingface_hub import get_session
-
     quiet_hub_logging()
-    return get_session()
+    return huggingface_hub.get_session()
 
 
 # --------------------------------------------------------------------------------------------
@@ -133,13 +134,11 @@ def check_status(response: Any) -> None:
         raise BusyAnswer(status, str(response.request.url))
     if status < 400:
         return
-    from huggingface_hub.utils import hf_raise_for_status
-
     headers = [(k, v) for k, v in response.headers.items()
                if k.lower() not in ("content-length", "content-encoding", "transfer-encoding")]
     bare = httpx_module().Response(status, headers=headers, content=b"",
                                    request=response.request)
-    hf_raise_for_status(bare)
+    hub_utils.hf_raise_for_status(bare)
 
 
 # --------------------------------------------------------------------------------------------

@@ -9,9 +9,12 @@ import logging
 import os
 from typing import Any
 
+from engines.lazy import lazy_import, real_module
 from engines.models.download_errors import DownloadError, quiet_hub_logging
 
 log = logging.getLogger(__name__)
+huggingface_hub = lazy_import("huggingface_hub")
+_KEYRING = lazy_import("keyring")  # optional: the system keyring
 
 KEYRING_SERVICE = "sa3-studio"
 KEYRING_USER = "huggingface"
@@ -19,10 +22,9 @@ KEYRING_USER = "huggingface"
 
 def _keyring() -> Any | None:
     try:
-        import keyring
+        return real_module(_KEYRING)
     except Exception:  # not installed, or a backend that fails while importing
         return None
-    return keyring
 
 
 def resolve_token() -> str | None:
@@ -35,9 +37,7 @@ def resolve_token() -> str | None:
             return value
     try:
         quiet_hub_logging()  # what huggingface_hub says about its token file goes to the log
-        from huggingface_hub import get_token
-
-        value = (get_token() or "").strip()
+        value = (huggingface_hub.get_token() or "").strip()
     except Exception as exc:  # a broken token file must not stop the download
         log.debug("huggingface_hub could not read its stored token (%s)", type(exc).__name__)
         value = ""

@@ -11,6 +11,10 @@ import math
 import os
 from typing import Any
 
+from engines.lazy import lazy_import, real_module
+
+# huggingface_hub 2.x builds on httpx2, 1.x on httpx
+_HTTPX = lazy_import("httpx2", "httpx")
 # Seconds; $SA3_STUDIO_HUB_TIMEOUT sets both (tests use a fraction of a second).
 TIMEOUT_ENV = "SA3_STUDIO_HUB_TIMEOUT"
 CONNECT_TIMEOUT_S = 10.0
@@ -19,11 +23,7 @@ READ_TIMEOUT_S = 60.0
 
 def httpx_module() -> Any:
     """The HTTP library huggingface_hub's session is built on (httpx2 in 2.x, httpx in 1.x)."""
-    try:
-        import httpx2
-    except ImportError:  # pragma: no cover - huggingface_hub 1.x
-        import httpx as httpx2
-    return httpx2
+    return real_module(_HTTPX)
 
 
 def timeouts() -> tuple[float, float]:

@@ -12,14 +12,17 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engines import paths
 from engines.backends.tensorrt import version as trt_version
 from engines.backends.tensorrt.engine_paths import is_jit_codec, jit_engine_refusal
 from engines.catalog import DECODERS, MODEL_SETS, Catalog
 from engines.errors import Remedy, join
 from engines.gpu import GpuInfo, probe_gpu, tensorrt_version
+from engines.lazy import is_installed, lazy_import
 from engines.settings import read_settings, update_settings
 
 log = logging.getLogger(__name__)
+pynvml = lazy_import("pynvml")  # nvidia-ml-py, optional
 
 PRECISION_TIERS = ("fp16", "fp32", "fp8")
 
@@ -73,9 +76,7 @@ def human_size(size: float) -> str:
 
 
 def _nvml() -> tuple[int | None, int | None, str | None]:
-    try:
-        import pynvml
-    except ImportError:
+    if not is_installed(pynvml):
         return None, None, None
     try:
         pynvml.nvmlInit()
@@ -244,7 +245,5 @@ def save_extra_roots(data_dir: Path, roots: list[Path]) -> None:
 
 def default_catalog(models_dir: Path | None = None) -> Catalog:
     """The catalog every entry point uses: the models dir plus the user's extra folders."""
-    from engines import paths
-
     return Catalog(models_dir or paths.models_dir(),
                    extra_roots=load_extra_roots(paths.data_dir()))

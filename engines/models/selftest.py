@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engines import demo
 from engines.backends.tensorrt import backend as trt_backend
@@ -20,12 +20,15 @@ from engines.errors import BackendError
 from engines.models import build_plan, builder
 from engines.request import GenerationRequest, ValidatedRequest, validate_request
 
+if TYPE_CHECKING:
+    from engines.catalog import Catalog
+
 PROMPT = "self test: coin pickup"
 SECONDS = 2.0
 MAX_SECONDS = 380.0  # the length the requests are validated against
 
 
-def run_selftest(models: Path, catalog: Any,
+def run_selftest(models: Path, catalog: Catalog,
                  on_build: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Build the demo set into engines for `catalog.gpu` under `models` and generate twice.
     `on_build(file name)` is told as each engine starts building. Returns the figures:

@@ -1,11 +1,5 @@
 """The sound library: takes on disk, their provenance in SQLite, a note inside each audio file,
-and an edit journal that outlives a damaged database."""
+and an edit journal that outlives a damaged database.
 
-from engines.store.library import (
-    SCHEMA_VERSION,
-    ClipLibrary,
-    LibraryError,
-    TakeRecord,
-)
-
-__all__ = ["SCHEMA_VERSION", "ClipLibrary", "LibraryError", "TakeRecord"]
+ClipLibrary is in engines.store.library. This package imports nothing, so that a module that
+needs one small piece (rows, records, wavmeta) does not load the whole library with it."""

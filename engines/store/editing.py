@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from engines.errors import RequestError
+from engines.finish.settings import FinishSettings
 from engines.store import schema
 from engines.store.lookup import TakeLookup
 from engines.store.records import LibraryError, TakeRecord, normalize_tags, take_id_of
@@ -147,8 +148,6 @@ def stored_finishing(take_id: int, finishing: object) -> str:
     """The JSON text the library keeps for a finishing record; LibraryError (one sentence)
     when it is not one. Its chain is read back through FinishSettings, so what is kept is
     always a chain this version can run."""
-    from engines.finish.settings import FinishSettings
-
     refused = f"The finishing of take #{take_id} was not kept"
     if not isinstance(finishing, dict) or not isinstance(finishing.get("chain"), dict):
         raise LibraryError(f"{refused}: it must be a JSON object with the chain under "

@@ -19,7 +19,6 @@ import datetime as _dt
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -28,10 +27,13 @@ from engines.delivery.guard import Protected
 from engines.delivery.names import check_template, default_template, take_stem
 from engines.delivery.take import DeliveryTake, Labels, from_record
 from engines.errors import RequestError, StudioError
+from engines.finish.chain import finish
+from engines.finish.loop import Generate, LoopResult, make_loop
+from engines.finish.settings import FinishSettings
+from engines.finish.take import FinishedTake, finish_take
 from engines.store.export import ExportItem
 from engines.store.records import LibraryError, TakeRecord
 
-Generate = Callable[[Any], np.ndarray]
 """generate(request) -> float (N, 2) audio at 44.1 kHz (e.g. a Generator's pcm / 32767)."""
 
 # How the library's stored files map onto delivery formats, to tell a real conversion from
@@ -44,7 +46,7 @@ class ExportOptions:
     template: str | None = None  # engines.delivery.names template; None: the one in settings
     category: str = ""  # the template's {category} and the files' UCS CatID
     labels: Labels | None = None  # UCS blocks and studio names for the files' metadata
-    settings: Any = None  # FinishSettings for every take (already validated), or None
+    settings: FinishSettings | None = None  # for every take (already validated), or None
     format: str | None = None  # a delivery format for takes `settings` does not finish
     use_stored: bool = False  # finish takes by their stored chain when `settings` is None
     generate: Generate | None = None  # runs a take's model set, for loops
@@ -59,15 +61,13 @@ class ExportOptions:
 class Chain:
     """How one take is finished: its settings, where they came from, the stored loop."""
 
-    settings: Any  # FinishSettings
+    settings: FinishSettings
     stored: bool  # the take's own stored chain (rather than the caller's)
     loop: dict | None = None  # the stored loop's {"method", "seed"}, to make it again
 
 
 def chain_for(record: TakeRecord, options: ExportOptions) -> Chain | None:
     """The chain that finishes `record` in this export; None: its own file is copied."""
-    from engines.finish.settings import FinishSettings
-
     if options.settings is not None:
         return Chain(options.settings, stored=False)
     if options.use_stored and record.finishing is not None:
@@ -143,11 +143,8 @@ class TakeMaker:
 
 
 def finish_record(record: TakeRecord, chain: Chain, audio: np.ndarray,
-                  options: ExportOptions) -> Any:
-    """The take's audio finished by `chain`: a FinishedTake (engines.finish.take)."""
-    from engines.finish.chain import finish
-    from engines.finish.take import FinishedTake, finish_take
-
+                  options: ExportOptions) -> FinishedTake:
+    """The take's audio finished by `chain`."""
     if not chain.settings.loop:
         finished = finish_take(audio, chain.settings)
     else:
@@ -158,9 +155,8 @@ def finish_record(record: TakeRecord, chain: Chain, audio: np.ndarray,
     return finished
 
 
-def _loop(record: TakeRecord, chain: Chain, audio: np.ndarray, options: ExportOptions) -> Any:
-    from engines.finish.loop import make_loop
-
+def _loop(record: TakeRecord, chain: Chain, audio: np.ndarray,
+          options: ExportOptions) -> LoopResult:
     seam_s = chain.settings.loop_seam_s
     stored = chain.loop or {}
     # made so, so remade so; or asked for

@@ -6,7 +6,9 @@ import datetime as _dt
 import numbers
 from typing import Any
 
+from engines.catalog import TIER_NAMES
 from engines.failures import printable
+from engines.finish.quality import FLAG_CODES
 from engines.store import schema
 from engines.store.records import LibraryError
 from engines.text import storable
@@ -73,8 +75,6 @@ QUALITY_CHOICES = ("flagged", "clean")  # besides one flag code (engines.finish.
 def quality_clause(quality: str) -> tuple[str, list]:
     """SQL (over `takes t`) for a quality filter: "flagged" (any flag), "clean" (measured and
     no flag) or one flag code. Takes not measured yet (NULL) are neither."""
-    from engines.finish.quality import FLAG_CODES
-
     if quality == "flagged":
         return "t.quality IS NOT NULL AND t.quality != '[]'", []
     if quality == "clean":
@@ -89,8 +89,6 @@ def quality_clause(quality: str) -> tuple[str, list]:
 
 def tier_filter(tier: str) -> str:
     """A codec tier name for the filter ("FP8-fast" means fp8_fast), or LibraryError."""
-    from engines.catalog import TIER_NAMES
-
     key = str(tier).strip().lower().replace("-", "_")
     if key not in TIER_NAMES:
         raise LibraryError(f"'{printable(str(tier))[:40]}' is not a codec tier; choose one of "

@@ -9,11 +9,14 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from engines.catalog import codec_tiers, get_model_set, paired_decoder
 from engines.constants import CHANNELS
-from engines.errors import StudioError
+from engines.errors import RequestError, StudioError
+from engines.failures import printable
 from engines.provenance import tier_entry
+from engines.request import AudioInput, GenerationRequest
 from engines.store.wavmeta import APP_NAME
 from engines.text import storable
 
@@ -97,15 +100,13 @@ class TakeRecord:
         return self.name or self.prompt or (Path(self.init_source).name if self.init_source
                                             else f"take {self.id}")
 
-    def request(self, init_audio: Any = None) -> GenerationRequest:
+    def request(self, init_audio: AudioInput = None) -> GenerationRequest:
         """Every setting that made this take, with the same seed, as a new request.
 
         For audio-to-audio and inpainting takes pass the init audio (see
         ClipLibrary.regeneration_request, which finds it); without it the request keeps the
         noise level and spans but does not validate.
         """
-        from engines.request import GenerationRequest
-
         if self.is_imported:
             raise LibraryError(f"Take #{self.id} is imported audio, not a generation, so it has "
                                "no settings to restore; use it as init audio instead.")
@@ -123,9 +124,6 @@ class TakeRecord:
         """The codec tier the take was decoded with, so a regeneration sounds the same; None
         (the default rule) for takes from before tiers were kept, or with a tier that does not
         pair with the decoder."""
-        from engines.catalog import codec_tiers, paired_decoder
-        from engines.errors import RequestError
-
         try:
             decoder = paired_decoder(self.model, self.decoder or None)
         except RequestError:
@@ -180,8 +178,6 @@ def _model_label(key: str) -> str:
     if key == IMPORTED:
         return "Imported audio"
     try:
-        from engines.catalog import get_model_set
-
         return get_model_set(key).label
     except StudioError:
         return key
@@ -231,7 +227,6 @@ def take_id_of(value: object) -> int:
         return int(value)
     if isinstance(value, str) and value.strip().lstrip("+-").isdigit():
         return int(value.strip())
-    from engines.failures import printable
 
     shown = printable(repr(value))
     shown = shown if len(shown) <= 40 else shown[:37] + "..."

@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engines.audio_io import float_from_pcm16, pcm16_from_float
 from engines.constants import SAMPLE_RATE
+from engines.finish.quality import quality_flags
 from engines.store import schema
 from engines.store.files import as_stereo, content_sha256
 from engines.store.records import IMPORTED, TakeRecord
@@ -28,8 +30,6 @@ def result_pcm16(result: GenerationResult) -> np.ndarray:
     """A generated take's audio as the library keeps it: int16 (N, 2)."""
     pcm = as_stereo(result.pcm, "The take's audio")
     if pcm.dtype != np.int16:
-        from engines.audio_io import pcm16_from_float
-
         pcm = pcm16_from_float(pcm)
     return pcm
 
@@ -94,11 +94,7 @@ def flag_codes(codes: object) -> list[str]:
 
 def audio_flags(audio: np.ndarray) -> list[str]:
     """The quality flags of a take's stored samples (int16, or float for imported audio)."""
-    from engines.finish.quality import quality_flags
-
     if audio.dtype == np.int16:
-        from engines.audio_io import float_from_pcm16
-
         audio = float_from_pcm16(audio)
     return quality_flags(audio)
 
