@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engines import demo  # demo.ensure_demo_models read at call time: tests replace it there
-from engines.backends.tensorrt.version import unsupported_reason
+from engines.backends.tensorrt.version import install_command, unsupported_reason
 from engines.catalog.names import (
     get_model_set,
     normalize_backend,
@@ -312,7 +312,7 @@ class Catalog:
         if self.gpu is None:
             return "no NVIDIA GPU was found for TensorRT"
         if self.tensorrt_version is None:
-            return "TensorRT is not installed (`pip install 'sa3-studio[tensorrt]'`)"
+            return f"TensorRT is not installed (`{install_command()}`)"
         if unsupported_reason(self.tensorrt_version) is not None:
             return f"TensorRT {self.tensorrt_version} is installed but SA3 Studio needs TensorRT 10"
         return None

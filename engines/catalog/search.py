@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from engines.backends.tensorrt.version import unsupported_reason
+from engines.backends.tensorrt.version import install_command, unsupported_reason
 from engines.catalog.tables import (
     BACKEND_LABELS,
     CODEC_FILES,
@@ -148,7 +148,7 @@ class EngineSearch:
                                    Remedy.value("backend", "onnxruntime"), " or the demo."))
         if self.site.tensorrt_version is None:
             raise Unavailable("TensorRT is not installed; install it with "
-                              "`pip install 'sa3-studio[tensorrt]'`.")
+                              f"`{install_command()}`.")
         unsupported = unsupported_reason(self.site.tensorrt_version)
         if unsupported is not None:  # TensorRT 11 and others: the engines cannot be driven
             raise Unavailable(unsupported)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,12 @@ def version_numbers(version: str | None) -> tuple[int, ...]:
 
 
 def install_command() -> str:
-    """The pip command that installs the pinned TensorRT 10 for this machine's CUDA flavour
-    (CUDA 13 when a CUDA 13 TensorRT wheel is what is installed now, else CUDA 12)."""
+    """The command that installs the pinned TensorRT 10 for this machine's CUDA flavour
+    (CUDA 13 when a CUDA 13 TensorRT wheel is what is installed now, else CUDA 12). A frozen
+    bundle has no pip: there the app's own fetch of the GPU runtime is the way
+    (engines.models.gpu_runtime)."""
+    if getattr(sys, "frozen", False):
+        return "sa3-studio models gpu-runtime"
     extra = "tensorrt-cu13" if any(_installed(d) for d in _CUDA13_DISTRIBUTIONS) else "tensorrt"
     return f"pip install 'sa3-studio[{extra}]'"
 
