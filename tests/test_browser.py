@@ -111,7 +111,7 @@ def test_rows_read_as_name_then_details_and_imported_says_so_once(studio):
 
     first, second = lst.item(0), lst.item(1)
     assert first.text() == "metal door creak"
-    assert first.data(DETAIL_ROLE) == "2.0 s · seed 42 · ★★★☆☆"
+    assert first.data(DETAIL_ROLE) == "seed 42 · 2.0 s · ★★★☆☆"  # what differs leads
     assert second.text() == "complete"
     row_text = f"{second.text()} {second.data(DETAIL_ROLE)}"
     assert row_text.count("imported") == 1 and "1.1 s" in row_text
@@ -149,7 +149,7 @@ def test_renaming_a_take_changes_its_name_line_only(studio):
     item = child(studio, "takesList").item(0)
     item.setText("  creak, short ")  # what the editor commits
     assert take.name == "creak, short" and item.text() == "creak, short"
-    assert item.data(DETAIL_ROLE) == "2.0 s · seed 40"
+    assert item.data(DETAIL_ROLE) == "seed 40 · 2.0 s"
     item.setText("")  # an emptied name: the prompt shows again
     assert take.name == "" and item.text() == "door creak 0"
 

@@ -190,6 +190,8 @@ def test_layout_and_choices_come_back_in_the_next_run(qtbot, home, tmp_path, mon
     out = tmp_path / "delivered"
     out.mkdir()
     take = first.studio.session.current_take()
+    # the chosen preset finishes new takes too: saved once that is done
+    qtbot.waitUntil(lambda: take.finished is not None, timeout=WAIT_MS)
     assert first.studio.export_controller.save_take(take, out / "door.wav") is not None
     first.close()
     assert (home / "window.ini").is_file()
@@ -205,6 +207,9 @@ def test_layout_and_choices_come_back_in_the_next_run(qtbot, home, tmp_path, mon
         assert second.findChild(QComboBox, "presetCombo").currentText() == "Game SFX one-shot"
         assert second.findChild(QComboBox, "modelCombo").currentData() == "demo"
         generate(qtbot, second, "door slam", seconds=0.5, seed=4)
+        again = second.studio.session.current_take()
+        qtbot.waitUntil(lambda: again.finished is not None, timeout=WAIT_MS)
+        assert again.finishing.preset == "Game SFX one-shot"  # the remembered preset, applied
         asked = []
 
         def fake_dialog(_parent, _title, suggested, *_args):

@@ -11,12 +11,24 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Signal
 
 from app.common.displaydata import for_result
-from app.common.worker import Batch, GpuWorker, Job, ListJob, LoopJob, Task, WorkerHost
+from app.common.worker import (
+    Batch,
+    GeneratedTake,
+    GpuWorker,
+    Job,
+    ListJob,
+    LiveWork,
+    LoopJob,
+    Task,
+    WorkerHost,
+)
 from engines.models.inventory import default_catalog
 from engines.request import GenerationRequest
 
 if TYPE_CHECKING:
+    from engines.generation_result import GenerationResult
     from engines.generator import Generator
+    from engines.live.scheduler import LiveScheduler
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +128,24 @@ class GpuService(QObject):
     def _list_done(self, job_id: int, _answer: object) -> None:
         if job_id == self.list_id:
             self.list_running = False
+
+    def submit_live(self, scheduler: LiveScheduler, render: Callable) -> None:
+        """Wake the worker for live audition: it renders what `scheduler` holds (the newest
+        change) with render(generator, change, cancel); outcomes come back as
+        worker.liveRendered. Live renders wait behind a batch under way, never beside it."""
+        if self.host is None:
+            raise RuntimeError("the GPU worker is not running")
+        self.host.submit_live(LiveWork(scheduler, render))
+
+    def keep(self, result: GenerationResult, *, parent_id: int | None = None,
+             init_source: str | None = None) -> None:
+        """A take rendered already (live audition's Keep) becomes an ordinary one: recorded in
+        the library on the worker thread, then worker.takeReady as for a generated take."""
+        if self.host is None:
+            raise RuntimeError("the GPU worker is not running")
+        job = Job(request=result.request, label=result.request.prompt, parent_id=parent_id,
+                  init_source=init_source, from_live=True)
+        self.host.keep(GeneratedTake(0, job, result, {}))
 
     def new_task(self, fn: Callable, label: str) -> Task:
         self.task_counter += 1

@@ -4,10 +4,14 @@ Threads: the GUI thread calls the public methods; PortAudio's thread calls `Play
 They share a few plain attributes, each written by one side only, so no lock is needed and the
 callback never waits:
 
-- `_audio` (GUI writes): the take as one float32 (N, 2) array. `load` builds a new array and
-  swaps the reference; the callback reads the reference once per block, so a block is always
-  copied from a single take and an old array is never modified while the callback may read it.
-- `_cursor` (callback writes): the next frame to play.
+- `_source` (GUI writes): the take as one float32 (N, 2) array, with how to change to it (at
+  once, or crossfaded: `crossfade_to`). `load` and `crossfade_to` build a new array and a new
+  `Source` and swap the reference; the callback reads the reference once per block, so a block
+  is always copied from one take and an old array is never modified while the callback may
+  read it.
+- `_cursor`, the crossfade under way and `_heard_*` (callback writes): the next frame to play,
+  the outgoing take still being faded out, and when the newest take's first block was played
+  (`first_sample_at`: the live audition's latency readout).
 - `_seek_target` then `_seek_serial` (GUI writes, in that order): a position request. The
   callback applies it at the start of its next block when the serial changed, which keeps a seek
   from being overwritten by a block that was already running.
@@ -21,21 +25,28 @@ from __future__ import annotations
 
 import logging
 import math
+from time import perf_counter
 from types import ModuleType
 from typing import Any, NoReturn
 
 import numpy as np
 
+from app.common.audio_blocks import (
+    CHANNELS,
+    CROSSFADE_MS,
+    FadeCurves,
+    Source,
+    equal_power,
+    fill,
+    float_stereo,
+    mix_out,
+    output_latency,
+)
 from engines.lazy import lazy_import, real_module
 
 log = logging.getLogger(__name__)
 
 sounddevice = lazy_import("sounddevice")
-
-CHANNELS = 2
-# int16 PCM maps to float by 1/32768, as libsndfile does: -32768 becomes exactly -1.0 and every
-# value keeps its exact power-of-two scaled float32 representation.
-INT16_SCALE = 1.0 / 32768.0
 
 _NO_DEVICE = (
     "No audio output device was found ({detail}); playback is off, everything else works."
@@ -115,7 +126,7 @@ class Player:
         # None: not looked up yet; "": a device was found (or a factory was injected).
         self._reason: str | None = "" if stream_factory is not None else None
 
-        self._audio = np.zeros((0, CHANNELS), dtype=np.float32)
+        self._source = Source(np.zeros((0, CHANNELS), dtype=np.float32), None, 0)
         self._loaded_from: object | None = None  # the array last loaded (see load)
         self._cursor = 0
         self._seek_target = 0
@@ -124,6 +135,14 @@ class Player:
         self._playing = False
         self._volume = 1.0
         self.loop = False
+        self._fade_curves: FadeCurves | None = None  # made once per crossfade length
+        # callback-written: the source it last played, the crossfade under way, first samples
+        self._current: Source = self._source
+        self._fade_from: np.ndarray | None = None
+        self._fade_cursor = 0
+        self._fade_position = 0
+        self._heard_at = 0.0
+        self._heard_serial = 0
 
     # -- availability ------------------------------------------------------------------------
 
@@ -149,6 +168,10 @@ class Player:
 
     # -- the take ----------------------------------------------------------------------------
 
+    @property
+    def _audio(self) -> np.ndarray:
+        return self._source.audio
+
     def load(self, audio: np.ndarray, keep_position: bool = True) -> None:
         """Make `audio` the take that plays: int16 or float, shape (N, 2), (N, 1) or (N,).
 
@@ -163,22 +186,35 @@ class Player:
                 self._request_seek(0)
             return
         source = audio
-        audio = np.asarray(audio)
-        if audio.ndim == 1:
-            audio = audio[:, np.newaxis]
-        if audio.ndim != 2 or audio.shape[1] not in (1, CHANNELS):
-            raise ValueError(f"expected audio of shape (frames, 2) or (frames,), got {audio.shape}")
-        converted = np.empty((audio.shape[0], CHANNELS), dtype=np.float32)
-        if audio.dtype == np.int16:
-            np.multiply(audio, INT16_SCALE, out=converted, casting="same_kind")
-        elif np.issubdtype(audio.dtype, np.floating):
-            np.copyto(converted, audio, casting="same_kind")  # (N, 1) broadcasts to both channels
-        else:
-            raise ValueError(f"expected int16 or float audio, got {audio.dtype}")
+        converted = float_stereo(audio)
         if not keep_position:
             self._request_seek(0)
-        self._audio = converted  # one reference swap: the callback sees the old or the new take
+        # one reference swap: the callback sees the old or the new take
+        self._source = Source(converted, None, self._source.serial + 1)
         self._loaded_from = source
+
+    def crossfade_to(self, audio: np.ndarray, fade_ms: float = CROSSFADE_MS) -> int:
+        """Make `audio` the take that plays, from the same position (wrapped into it while
+        looping), crossfading from the take playing now over `fade_ms` with equal-power curves:
+        no click and no restart however different the two are. Returns its serial, for
+        `first_sample_at`."""
+        converted = float_stereo(audio)
+        frames = max(1, round(fade_ms * self.samplerate / 1000))
+        if self._fade_curves is None or self._fade_curves.frames != frames:
+            self._fade_curves = equal_power(frames, CHANNELS)
+        self._source = Source(converted, self._fade_curves, self._source.serial + 1)
+        self._loaded_from = audio
+        return self._source.serial
+
+    def first_sample_at(self, serial: int) -> float | None:
+        """When the first block of the take loaded as `serial` was handed to the device, on
+        the time.perf_counter clock, plus the output latency the device reports; None until
+        it is played (or when a newer take replaced it first)."""
+        heard = self._heard_serial
+        at = self._heard_at
+        if heard != serial or self._heard_serial != heard:
+            return None
+        return at
 
     # -- transport ---------------------------------------------------------------------------
 
@@ -307,31 +343,52 @@ class Player:
     def _callback(self, outdata: np.ndarray, frames: int, time: Any, status: Any) -> None:
         # Runs on PortAudio's thread: only slice copies and cursor arithmetic. No allocation of
         # sample data, no logging, no locks, no Qt.
-        audio = self._audio  # read once: load() may swap it during this block
-        total = audio.shape[0]
+        source = self._source  # read once: load() may swap it during this block
+        audio = source.audio
+        cursor = self._cursor
         serial = self._seek_serial
         if serial != self._applied_serial:
-            self._cursor = self._seek_target
+            cursor = self._seek_target
             self._applied_serial = serial
-        cursor = min(self._cursor, total)
+            self._fade_from = None  # a seek ends a crossfade
+        if source is not self._current:
+            cursor = self._switch(source, cursor)
+        cursor = min(cursor, audio.shape[0])
         if not self._playing:
             outdata.fill(0)
             self._cursor = cursor
             return
+        if self._heard_serial != source.serial:
+            self._heard_at = perf_counter() + output_latency(time)
+            self._heard_serial = source.serial  # after the time: first_sample_at reads so
+        cursor, _ = fill(audio, cursor, outdata, self.loop)
+        outgoing = self._fade_from
+        if outgoing is not None and source.fade is not None:
+            self._fade_cursor, self._fade_position = mix_out(
+                outdata, source.fade, self._fade_position, outgoing, self._fade_cursor,
+                self.loop)
+            if self._fade_position >= source.fade.frames:
+                self._fade_from = None
         volume = self._volume
-        written = 0
-        while written < frames:
-            count = min(frames - written, total - cursor)
-            if count > 0:
-                np.multiply(audio[cursor:cursor + count], volume,
-                            out=outdata[written:written + count])
-                written += count
-                cursor += count
-            if cursor >= total:
-                if self.loop and total > 0:
-                    cursor = 0
-                else:
-                    outdata[written:].fill(0)
-                    self._playing = False  # paused at the end; the next play() starts over
-                    break
+        if volume != 1.0:
+            np.multiply(outdata, volume, out=outdata)
+        if cursor >= audio.shape[0] and not self.loop:
+            self._playing = False  # paused at the end; the next play() starts over
         self._cursor = cursor
+
+    def _switch(self, source: Source, cursor: int) -> int:
+        """Callback side of a new take: crossfade from the one playing (when it asks for it
+        and something plays) and keep the position, wrapped into the new take while looping."""
+        previous, self._current = self._current, source
+        total = source.audio.shape[0]
+        self._fade_from = None
+        if source.fade is None:
+            return cursor
+        if self._playing and previous.audio.shape[0] > 0:
+            self._fade_from = previous.audio
+            self._fade_cursor = min(cursor, previous.audio.shape[0])
+            self._fade_position = 0
+        if self.loop and total > 0 and cursor >= total:
+            cursor %= total
+        return cursor
+

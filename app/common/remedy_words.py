@@ -29,7 +29,11 @@ CONTROLS: dict[str, tuple[str, str | None]] = {
     "loop_method": ("the loop method", "the Finish panel"),
     "name_template": ("the name template", "the Finish panel"),
     "jobs": ("jobs", None),
+    "team_connection": ("the connection line", "Settings > Team library..."),
 }
+# Team library commands: run on the team's server, or the window's own place for them.
+TEAM_COMMANDS = {"team init": "the team init command on the team's server",
+                 "team list": "the Team source of the Library tab"}
 # Whole remedies a label alone would not say.
 PHRASES = {"loop_method": "make it by crossfade (choose Crossfade beside Make loop in the "
                           "Finish panel)"}
@@ -93,6 +97,8 @@ def _command(remedy: Remedy, here: str) -> str:
         return f"Build engines under {advanced}" + (f" ({named})" if named else "")
     if remedy.key == "models token":
         return f"Store token under {advanced}"
+    if remedy.key in TEAM_COMMANDS:
+        return TEAM_COMMANDS[remedy.key]
     if remedy.key == "demo once":
         where = " in the main window" if here == MODELS else ""
         return f"Generate{where} with {MODEL_SETS['demo'].label} chosen in Model"

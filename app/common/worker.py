@@ -5,7 +5,8 @@ Requests arrive by queued signal; results go back as GenerationResult objects wh
 owned copies. Cancel is a thread-safe flag the engines check between steps. Heavy per-take
 display data (waveform peak pyramid, spectrogram) is computed here too, so the GUI thread
 only draws. Model loops (engines.finish.loop) run here as well: they regenerate a seam with
-the same Generator, so they queue behind (and never beside) the takes being generated.
+the same Generator, so they queue behind (and never beside) the takes being generated; so do
+live audition's renders (engines.live: one at a time, the newest change wins).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from app.common.threads import stop_thread
 from engines.audio_io import float_from_pcm16
 from engines.errors import CancelledError, StudioError
 from engines.finish.loop import make_loop
+from engines.live.worker import serve_pending
 from engines.request import MAX_SEED, GenerationRequest
 
 if TYPE_CHECKING:
@@ -44,6 +46,7 @@ class Job:
     parent_id: int | None = None  # library row of the init audio (lineage)
     init_source: str | None = None  # the init audio's original file, if imported
     reroll_flagged: int = 0  # a take with quality flags is made again with a new seed, so often
+    from_live: bool = False  # kept from live audition, where it is already playing
 
 
 @dataclass
@@ -100,6 +103,15 @@ class ListJob:
 
 
 @dataclass
+class LiveWork:
+    """Live audition (engines.live): what `scheduler` holds is rendered here, one change at a
+    time, by render(generator, change, cancel) with the Generator this thread owns."""
+
+    scheduler: object  # engines.live.scheduler.LiveScheduler
+    render: Callable
+
+
+@dataclass
 class Task:
     """Other GPU work (engine builds, the self-test): fn(report, cancel_event) -> result."""
 
@@ -122,6 +134,7 @@ class GpuWorker(QObject):
     loopFailed = Signal(int, str)  # job, one sentence
     listDone = Signal(int, object)  # list job, its summary (engines.batch.session.BatchSummary)
     listFailed = Signal(int, str)  # list job, one sentence
+    liveRendered = Signal(object)  # engines.live.scheduler.LiveOutcome of a live render
 
     def __init__(self, make_generator: Callable[[], object],
                  make_display: Callable[[object], dict] | None = None,
@@ -226,6 +239,27 @@ class GpuWorker(QObject):
             self.listDone.emit(job.job_id, summary)
 
     @Slot(object)
+    def run_live(self, work: LiveWork) -> None:
+        """Render what live audition has pending, newest first and one at a time (a render
+        that went stale meanwhile is dropped); each outcome goes back by liveRendered. A
+        failure is an outcome too (engines.live.worker), never an escape from this slot."""
+        serve_pending(work.scheduler,
+                      lambda change, cancel: work.render(self.generator(), change, cancel),
+                      self.liveRendered.emit)
+
+    @Slot(object)
+    def keep_take(self, finished: GeneratedTake) -> None:
+        """A take rendered already (live audition's Keep) joins the session and the library as
+        a generated one does: its display data, its library record from here, then takeReady."""
+        try:
+            if self._make_display is not None:
+                finished.display = self._make_display(finished.result)
+        except Exception:  # noqa: BLE001 - the views compute what is missing themselves
+            log.exception("preparing the kept take's views failed")
+        self._record(finished.job, finished)
+        self.takeReady.emit(finished)
+
+    @Slot(object)
     def run_task(self, task: Task) -> None:
         """Engine builds and the self-test also run here: CUDA/TensorRT objects live on this
         thread only."""
@@ -291,6 +325,8 @@ class WorkerHost(QObject):
     taskSubmitted = Signal(object)
     loopSubmitted = Signal(object)
     listSubmitted = Signal(object)
+    liveSubmitted = Signal(object)
+    keepSubmitted = Signal(object)
     shutdownRequested = Signal()
 
     def __init__(self, worker: GpuWorker, parent: QObject | None = None) -> None:
@@ -303,6 +339,8 @@ class WorkerHost(QObject):
         self.taskSubmitted.connect(worker.run_task)
         self.loopSubmitted.connect(worker.run_loop)
         self.listSubmitted.connect(worker.run_list)
+        self.liveSubmitted.connect(worker.run_live)
+        self.keepSubmitted.connect(worker.keep_take)
         self.shutdownRequested.connect(worker.shutdown)
         self.thread.start()
 
@@ -321,6 +359,13 @@ class WorkerHost(QObject):
     def submit_list(self, job: ListJob) -> None:
         self.worker.cancel_flag.clear()
         self.listSubmitted.emit(job)
+
+    def submit_live(self, work: LiveWork) -> None:
+        # no cancel flag: a live render stops when its change goes stale (engines.live)
+        self.liveSubmitted.emit(work)
+
+    def keep(self, finished: GeneratedTake) -> None:
+        self.keepSubmitted.emit(finished)
 
     def cancel(self) -> None:
         self.worker.cancel_flag.set()

@@ -14,6 +14,7 @@ raises a StudioError whose text is one sentence for the user.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -68,26 +69,40 @@ def take_format(take: Take) -> str:
 
 
 def drag_file(take: Take, folder: Path, template: str, library: Any) -> Path:
-    """The file for drag-out and Copy: written on first use, then reused while the take and
-    its chain stay the same."""
+    """The file for drag-out and Copy: written on first use, then reused while the take, its
+    chain and its name stay the same (a renamed take, or a new name template, gets a new file
+    named by the new name)."""
     rendered = take.finished if take.finishing is not None else None
+    subject = delivery_take(take, library)
+    preset = rendered.settings.preset if rendered is not None else ""
+    stem = take_stem(template, subject, take.variation, preset)
     cached = rendered.file_path if rendered is not None else take.file_path
-    if cached is not None and Path(cached).is_file():
+    if cached is not None and Path(cached).is_file() and _named_by(Path(cached), stem):
         return Path(cached)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise AudioFileError(sentence(f"Could not create the folder {shown(folder)} for "
                                       "dragged takes", err)) from err
-    subject = delivery_take(take, library)
-    preset = rendered.settings.preset if rendered is not None else ""
-    stem = take_stem(template, subject, take.variation, preset)
     done = deliver_new(subject, folder, stem, fmt=take_format(take))
     if rendered is not None:
         rendered.file_path = done.path
     else:
         take.file_path = done.path
     return done.path
+
+
+def forget_files(take: Take) -> None:
+    """The take was renamed: its drag-out and Copy files carry the old name, so the next drag
+    writes new ones (the old files stay where they are: they may be in use elsewhere)."""
+    take.file_path = None
+    if take.finished is not None:
+        take.finished.file_path = None
+
+
+def _named_by(path: Path, stem: str) -> bool:
+    """Whether `path` is the file engines.delivery.deliver_new names `stem` (stem, stem_2...)."""
+    return path.stem == stem or re.fullmatch(re.escape(stem) + r"_\d+", path.stem) is not None
 
 
 def save_take_as(take: Take, path: Path, fmt: str | None, library: Any) -> Path:

@@ -68,6 +68,7 @@ class FinishController(QObject):
         self.loops = LoopMaker(notifier, session, gpu, library, self.jobs, self)
         self.handles = FinishHandles(viewer.waveform.plot_items(), self)
         self._serial = 0
+        self._closed = False
         self._pending: dict[int, int] = {}  # take id -> the render it waits for
         self._raw_figures: dict[int, tuple] = {}
         self._measuring: set[int] = set()  # take ids whose raw figures are being measured
@@ -172,6 +173,8 @@ class FinishController(QObject):
             self._update_loop_widgets(take)
 
     def _job_done(self, outcome: JobOutcome) -> None:
+        if self._closed:
+            return
         kind, take_id = outcome.key[0], outcome.key[1]
         take = self.session.takes.get(take_id)
         if take is None or kind not in ("render", "figures"):
@@ -332,6 +335,7 @@ class FinishController(QObject):
         panel.loop_button.setEnabled(take is not None and not making)
         panel.remake_loop_button.setEnabled(bool(looped) and not making)
         panel.hear_wrap_button.setEnabled(bool(looped) and not making)
+        panel.skip_for_loop(bool(looped) or making)
 
     # ------------------------------------------------------------------ hearing it
     def _ab_toggled(self, finished: bool) -> None:
@@ -366,6 +370,11 @@ class FinishController(QObject):
     def offer_preset(self, name: str) -> bool:
         return self.presets.offer(name)
 
+    def finish_new_take(self, take: Take) -> None:
+        """A take was just generated (and selected): finished with the preset chosen last."""
+        if take is self.current() and take.finishing is None:
+            self.presets.apply_to_new_take()
+
     def save_preset_as(self, name: str) -> str | None:
         return self.presets.save_as(name)
 
@@ -376,3 +385,4 @@ class FinishController(QObject):
         self._timer.stop()
         self.audition.stop()
         self.jobs.shutdown()
+        self._closed = True  # an answer still queued finds the library closed: dropped

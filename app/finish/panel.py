@@ -46,6 +46,8 @@ FORMAT_LABELS = {"wav16": "WAV 16-bit", "wav24": "WAV 24-bit", "wav32f": "WAV 32
 RATE_LABELS = {44100: "44.1 kHz", 48000: "48 kHz"}
 LOOP_METHODS = {"model": "Model seam", "crossfade": "Crossfade"}
 AB_TEXT = {False: "Hearing: raw", True: "Hearing: finished"}
+LOOP_SKIPS = ("A loop is not trimmed or faded: its end plays into its start without a gap. "
+              "Press Looped to go back to the one-shot and trim or fade it.")
 
 
 def _named(widget, name: str, tip: str = ""):
@@ -254,6 +256,18 @@ class FinishPanel(QGroupBox):
     def set_hidden(self, **changes) -> None:
         """Change values that have no field (trim points, preset name), without `edited`."""
         self._hidden = replace(self.settings(), **changes)
+
+    def skip_for_loop(self, looped: bool) -> None:
+        """A loop is not trimmed or faded (engines.finish.chain): those controls are disabled
+        while the take is a loop, and say why."""
+        for widget in (self.trim_check, self.trim_db_spin, self.reset_trim_button,
+                       self.fade_in_spin, self.fade_out_spin, self.fade_curve_combo):
+            own = widget.property("ownToolTip")
+            if own is None:
+                own = widget.toolTip()
+                widget.setProperty("ownToolTip", own)
+            widget.setEnabled(not looped)
+            widget.setToolTip(LOOP_SKIPS if looped else own)
 
     def set_presets(self, names: list[str], current: str | None) -> None:
         combo = self.preset_combo

@@ -35,7 +35,10 @@ class PresetPicker:
         self.notifier = notifier
         self._apply = apply
         self._has_take = has_take
-        self.last_preset = RAW  # the preset chosen last; remembered by app.common.window_state
+        # the preset chosen last: new takes get it; remembered by app.common.window_state
+        self.last_preset = RAW
+        panel.preset_combo.setToolTip(panel.preset_combo.toolTip() + "; new takes are finished "
+                                      "with the one chosen last")
         panel.preset_combo.activated.connect(self._chosen)
         panel.save_preset_button.clicked.connect(self._ask_name)
         panel.delete_preset_button.clicked.connect(self.delete_current)
@@ -62,14 +65,30 @@ class PresetPicker:
         self._apply()
 
     def offer(self, name: str) -> bool:
-        """Show `name` (the preset chosen last time) until a take is selected; a preset that
-        no longer exists is not offered."""
+        """Show `name` (the preset chosen last time) until a take is selected - new takes are
+        finished with it (`apply_to_new_take`); a preset that no longer exists is not offered."""
         if self.panel.preset_combo.findText(name) < 0:
             return False
         self.last_preset = name
         if not self._has_take():
             self.panel.show_preset(name)
         return True
+
+    def apply_to_new_take(self) -> None:
+        """The selected take was just generated: finish it with the preset chosen last, as
+        choosing it would (Raw: nothing to do; a preset deleted meanwhile: it stays raw, and
+        says so once)."""
+        if self.last_preset == RAW:
+            return
+        try:
+            settings = get_preset(paths.data_dir(), self.last_preset)
+        except Exception as exc:  # noqa: BLE001 - one sentence; new takes stay raw
+            self.notifier.failed(f"Could not finish the new take with {self.last_preset!r}", exc)
+            self.last_preset = RAW
+            return
+        self.panel.set_settings(settings)
+        self.panel.show_preset(settings.preset)
+        self._apply()
 
     def _ask_name(self) -> None:
         name, ok = QInputDialog.getText(self.panel.window(), "Save preset",

@@ -14,9 +14,9 @@ from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.take import Take
 from app.common.texts import LIST_RUNNING, NEGATIVE_OFF_HELP
-from app.common.tiers import chosen
 from app.common.worker import GeneratedTake, Reroll
 from app.generate.panel import GenerationPanel
+from app.generate.requests import SEED_RANGE, panel_request, read_seed
 from engines.catalog import get_model_set
 from engines.durations import duration_text
 from engines.errors import StudioError
@@ -25,7 +25,6 @@ from engines.request import GenerationRequest, default_seconds, validate_request
 
 log = logging.getLogger(__name__)
 
-SEED_RANGE = 2**32
 REROLL_LIMIT = 3  # new seeds tried for a flagged take before the last one is kept
 
 
@@ -113,39 +112,12 @@ class GenerationController(QObject):
 
     # ------------------------------------------------------------------ requests
     def read_seed(self) -> int | None:
-        text = self.panel.seed_edit.text().strip()
-        if not text:
-            return None
-        try:
-            value = int(text)
-        except ValueError:
-            raise StudioError(f"The seed '{text}' is not a whole number; type one from 0 to "
-                              f"{SEED_RANGE - 1} or clear the field.") from None
-        if not 0 <= value < SEED_RANGE:
-            raise StudioError(f"The seed {value} is out of range; choose one from 0 to "
-                              f"{SEED_RANGE - 1}.")
-        return value
+        return read_seed(self.panel)
 
     def build_request(self, seed: int, init_audio=None) -> GenerationRequest:
         """The panel as a request; `init_audio` (float) may be passed in so variations share
         one conversion of the init take."""
-        w = self.panel
-        init_take = self.session.init_take
-        kwargs = dict(
-            prompt=w.prompt_edit.toPlainText(), negative_prompt=w.negative_edit.text(),
-            model=w.model_combo.currentData() or "demo", decoder=w.decoder_combo.currentData(),
-            precision=chosen(w.precision_combo), codec_tier=chosen(w.codec_tier_combo),
-            seconds=w.seconds_spin.value(),
-            steps=w.steps_spin.value(), seed=seed, cfg=w.cfg_spin.value(),
-            apg=w.apg_spin.value())
-        if init_take is not None:
-            kwargs["init_audio"] = init_audio if init_audio is not None \
-                else init_take.float_audio()
-            if self.session.spans:
-                kwargs["inpaint_spans"] = list(self.session.spans)
-            else:
-                kwargs["init_noise_level"] = w.init_noise_slider.value() / 100
-        return GenerationRequest(**kwargs)
+        return panel_request(self.panel, self.session, seed, init_audio)
 
     def start_seed(self) -> int:
         seed = self.read_seed()
@@ -250,7 +222,8 @@ class GenerationController(QObject):
         if finished.library_error:  # after the ready line, which would hide it
             self.notifier.error(f"The take is in the session but not in the library: "
                                 f"{finished.library_error}")
-        self.takeGenerated.emit(take)
+        if not finished.job.from_live:  # a kept live take is playing already: no restart
+            self.takeGenerated.emit(take)
 
     def _rerolled(self, reroll: Reroll) -> None:
         flags = ", ".join(reroll.flags)

@@ -1,7 +1,8 @@
-"""The generation panel: the prompt, the settings a request is made of, init audio and the
-Generate / Reroll / Cancel buttons. Layout only: app.generate.controller (requests),
-app.models.controller (model, decoder, precision), app.generate.tier_combos (precision and codec
-tier entries) and app.generate.inpaint (init audio) give it behaviour.
+"""The generation panel: the prompt, the settings a request is made of, init audio, the
+Generate / Reroll / Cancel buttons and live audition's switch, Keep and latency readout. Layout
+only: app.generate.controller (requests), app.models.controller (model, decoder, precision),
+app.generate.tier_combos (precision and codec tier entries), app.generate.inpaint (init audio)
+and app.live.controller (live audition) give it behaviour.
 
 On a short screen the settings scroll instead of squeezing (or cutting off) their rows; the
 buttons stay in sight below them.
@@ -195,5 +196,19 @@ class GenerationPanel(QWidget):
         self.seed_used_label.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons.addWidget(self.seed_used_label, 2, 0, 1, 2)
+        self.live_toggle = named(QPushButton("Live"), "liveToggle", icon("play"))
+        self.live_toggle.setCheckable(True)
+        self.live_toggle.setToolTip("Live audition: hear every change as you type, with the "
+                                    "seed locked (Ctrl+L)")
+        self.keep_live_button = named(QPushButton("Keep"), "keepLiveButton", icon("save"))
+        self.keep_live_button.setToolTip("Keep the live take in the session and the library "
+                                         "(Enter while live)")
+        self.keep_live_button.setEnabled(False)
+        buttons.addWidget(self.live_toggle, 3, 0)
+        buttons.addWidget(self.keep_live_button, 3, 1)
+        self.live_latency_label = named(QLabel(""), "liveLatencyLabel")
+        self.live_latency_label.setWordWrap(True)
+        self.live_latency_label.setToolTip("From your last change to the first sample heard")
+        buttons.addWidget(self.live_latency_label, 4, 0, 1, 2)
         buttons.setContentsMargins(9, 0, 9, 6)
         return buttons

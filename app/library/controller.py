@@ -1,6 +1,7 @@
-"""The Library tab's behaviour: search, tags/notes/rating, loading old takes into the session,
-restoring their settings into the generation panel, regenerating them, trash with undo, and
-export."""
+"""The Library page's behaviour: search by words and filters (the count says how many of the
+library match), by sound (Find similar, app.library.find_similar), tags/notes/rating, renaming,
+loading old takes into the session, restoring their settings and regenerating them
+(app.library.restore), trash with undo, and export."""
 
 from __future__ import annotations
 
@@ -14,19 +15,36 @@ from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.take import Take
-from app.common.texts import LIST_RUNNING
-from app.common.tiers import choose
+from app.export.files import forget_files
 from app.generate.panel import GenerationPanel
 from app.library.browsing import LibraryBrowsing, restore_finishing, take_from_record
 from app.library.export import LibraryExporter
+from app.library.find_similar import SimilarResults
 from app.library.panel import LibraryPanel
+from app.library.restore import SettingsRestore
 from engines.catalog import MODEL_SETS
 
-__all__ = ["LibraryController", "restore_finishing"]
+__all__ = ["LibraryController", "count_text", "restore_finishing"]
 
 log = logging.getLogger(__name__)
 
 PAGE_LIMIT = 500
+
+
+def _takes(count: int) -> str:
+    return f"{count:,} take{'s' if count != 1 else ''}"
+
+
+def count_text(listed: int, matching: int, total: int, filtered: bool) -> str:
+    """"6 takes", or under a search or filter "1 of 6 takes"; "(500 listed)" when the page
+    holds fewer than match."""
+    text = f"{matching:,} of {_takes(total)}" if filtered else _takes(total)
+    return text + (f" ({listed:,} listed)" if listed < matching else "")
+
+
+def _filtered(query: dict) -> bool:
+    return bool(query["text"] or query["model"] or query["favourite"] or query["min_rating"]
+                or query["since"] or query["tier"])
 
 
 class LibraryController(QObject):
@@ -36,6 +54,7 @@ class LibraryController(QObject):
 
     takeLoaded = Signal(object)  # a library take was brought into the session (and selected)
     auditionStarted = Signal()  # a row is playing (Up/Down in the table)
+    libraryShown = Signal()  # Find similar listed its results: show the Library page
 
     def __init__(self, panel: LibraryPanel, generation: GenerationPanel, notifier: Notifier,
                  session: TakeModel, gpu: GpuService, library, parent: QObject | None = None,
@@ -48,16 +67,23 @@ class LibraryController(QObject):
         self.library = library
         self.deleted_ids: list[int] = []
         self.panel = panel
-        panel.searchChanged.connect(self.refresh_library)
+        self.settings = SettingsRestore(generation, notifier, session, gpu, library,
+                                        self.load_from_library, self)
+        self.similar = SimilarResults(panel, notifier, library, self)
+        self.similar.shown.connect(self.libraryShown)
+        panel.searchChanged.connect(self._search_changed)
         panel.loadRequested.connect(self.load_from_library)
         panel.restore_button.clicked.connect(self.restore_selected)
         panel.regenerate_button.clicked.connect(self.regenerate_selected)
         panel.delete_button.clicked.connect(self.delete_selected)
         panel.undo_button.clicked.connect(self.undo_delete)
+        panel.similar_button.clicked.connect(self.find_similar_selected)
         panel.save_meta_button.clicked.connect(self.save_meta)
         panel.favourite_check.clicked.connect(self.save_meta)
         panel.rating_spin.valueChanged.connect(lambda _v: self.save_meta(quiet=True))
         panel.view.selectionModel().selectionChanged.connect(self._library_selection)
+        panel.model.renameRequested.connect(self.rename)
+        self._connect_menu()
         self.browsing = LibraryBrowsing(panel, notifier, session, library, player, file_for, self)
         self.browsing.auditionStarted.connect(self.auditionStarted)
         self.exporter = LibraryExporter(panel, notifier, gpu, library, self)
@@ -68,38 +94,46 @@ class LibraryController(QObject):
         panel.model_filter.addItem("imported", "imported")
         self.refresh_library()
 
+    def _connect_menu(self) -> None:
+        panel = self.panel
+        panel.load_action.triggered.connect(self._load_selected)
+        panel.similar_action.triggered.connect(self.find_similar_selected)
+        panel.rename_action.triggered.connect(self.rename_selected)
+        panel.restore_action.triggered.connect(self.restore_selected)
+        panel.regenerate_action.triggered.connect(self.regenerate_selected)
+        panel.delete_action.triggered.connect(self.delete_selected)
+
     # ------------------------------------------------------------------ the list
+    def _search_changed(self) -> None:
+        """Words or a filter changed: the search's rows, not the sound search's."""
+        self.similar.leave()  # (which asks again through here when it was listed)
+        self.refresh_library()
+
     def refresh_library(self, *_args) -> None:
         panel = self.panel
         try:
             panel.set_tiers(self.library.tiers())
         except Exception:  # noqa: BLE001 - the filter keeps its old list; the search goes on
             log.info("could not list the library's codec tiers", exc_info=True)
+        if self.similar.active:
+            self.similar.reload()
+            self._library_selection()
+            return
         query = panel.query()
         try:
             records = self.library.search(**query, limit=PAGE_LIMIT)
-            total = self.library.count(**{k: v for k, v in query.items()
-                                          if k not in ("sort", "descending")})
+            matching = self.library.count(**{k: v for k, v in query.items()
+                                             if k not in ("sort", "descending")})
+            total = self.library.count() if _filtered(query) else matching
         except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
             self.notifier.failed("Could not search the library", exc)
             return
         panel.model.set_records(records)
-        shown = f"{len(records)} of {total}" if total > len(records) else f"{total}"
-        panel.count_label.setText(f"{shown} take(s) in the library")
+        panel.count_label.setText(count_text(len(records), matching, total, _filtered(query)))
+        self._library_selection()  # a refresh leaves no row selected: no details either
 
     def _library_selection(self, *_args) -> None:
-        panel = self.panel
-        record = panel.current_record()
-        widgets = (panel.favourite_check, panel.rating_spin, panel.tags_edit, panel.notes_edit)
-        for widget in widgets:
-            widget.blockSignals(True)
-        if record is not None:
-            panel.favourite_check.setChecked(record.favourite)
-            panel.rating_spin.setValue(record.rating)
-            panel.tags_edit.setText(", ".join(record.tags))
-            panel.notes_edit.setPlainText(record.notes)
-        for widget in widgets:
-            widget.blockSignals(False)
+        self.panel.show_details(self.panel.current_record())
 
     def save_meta(self, *_args, quiet: bool = False) -> None:
         panel = self.panel
@@ -119,25 +153,77 @@ class LibraryController(QObject):
         if in_session is not None:  # its row in the takes list shows the new stars
             in_session.rating = panel.rating_spin.value()
             self.session.show_row(in_session)
-        selected = record.id
-        self.refresh_library()
-        self._select_library_row(selected)
+        self._refresh_keeping(record.id)
         if not quiet:
             self.notifier.status("Saved.", 2000)
 
-    def _select_library_row(self, take_id: int) -> None:
-        panel = self.panel
-        for row, rec in enumerate(panel.model.records):
-            if rec.id == take_id:
-                panel.view.selectRow(row)
-                return
+    def _refresh_keeping(self, take_id: int) -> None:
+        """Refresh, and select take `take_id` again if it is still listed."""
+        self.refresh_library()
+        row = self.panel.model.row_of(take_id)
+        if row >= 0:
+            self.panel.view.selectRow(row)
+
+    # ------------------------------------------------------------------ names
+    def rename_selected(self) -> bool:
+        """F2 on the library table: edit the selected take's name in place."""
+        view = self.panel.view
+        row = view.currentIndex().row()
+        if row < 0 and self.panel.selected_records():
+            row = self.panel.model.row_of(self.panel.selected_records()[0].id)
+        return view.rename_row(row)
+
+    def rename(self, take_id: int, name: str) -> None:
+        """Keep a take's new name in the library ("" or its prompt: the prompt names it), and
+        give it to the session's take, whose files are named again on the next drag."""
+        try:
+            record = self.library.get(take_id)
+            stored = "" if name == record.prompt else name
+            self.library.update(take_id, name=stored)
+        except Exception as exc:  # noqa: BLE001 - one sentence; the old name stays
+            self.notifier.failed(f"Could not rename take #{take_id}", exc)
+            return
+        in_session = self.session.for_library_id(take_id)
+        if in_session is not None:
+            in_session.name = stored
+            forget_files(in_session)
+            self.session.show_row(in_session)
+        self._refresh_keeping(take_id)
+        self.notifier.status(f"Take #{take_id} is now named \u201c{stored}\u201d." if stored
+                             else f"Take #{take_id} has no name now; its prompt names it.")
+
+    def take_renamed(self, take: Take) -> None:
+        """A session take was renamed (F2 in the takes list): the library keeps the name."""
+        if take.library_id is None:
+            return
+        try:
+            self.library.update(take.library_id, name=take.name)
+        except Exception as exc:  # noqa: BLE001 - the session keeps the name either way
+            self.notifier.failed(f"Could not keep the new name of take #{take.library_id} in "
+                                 "the library", exc)
+            return
+        self._refresh_keeping(take.library_id)
+
+    # ------------------------------------------------------------------ by sound
+    def find_similar_selected(self) -> None:
+        self.similar.like_record(self.panel.current_record())
+
+    def find_similar_take(self, take: Take | None) -> None:
+        """Find similar on a session take (the Take menu, the takes list's menu)."""
+        self.similar.like_take(take)
 
     # ------------------------------------------------------------------ back into the session
+    def _load_selected(self) -> None:
+        record = self.panel.current_record()
+        if record is not None:
+            self.load_from_library(record.id)
+
     def load_from_library(self, take_id: int) -> Take | None:
         """Double-click: bring a library take into the session (or select it if there)."""
         existing = self.session.for_library_id(take_id)
         if existing is not None:
             self.session.select(existing)
+            self.takeLoaded.emit(existing)
             return existing
         try:
             record = self.library.get(take_id)
@@ -151,72 +237,13 @@ class LibraryController(QObject):
         return take
 
     def restore_settings(self, record) -> None:
-        """Every parameter of a library take back into the generation panel."""
-        w = self.generation
-        w.prompt_edit.setPlainText(record.prompt)
-        w.negative_edit.setText(record.negative_prompt)
-        index = w.model_combo.findData(record.model)
-        if index >= 0:
-            w.model_combo.setCurrentIndex(index)
-        found = w.decoder_combo.findData(record.decoder)
-        w.decoder_combo.setCurrentIndex(found if found >= 0 else 0)
-        # each choice refills the next (app.generate.tier_combos): decoder, precision, codec tier
-        choose(w.precision_combo, record.precision)
-        choose(w.codec_tier_combo, record.decoder_tier)
-        w.seconds_spin.setValue(record.seconds)
-        w.steps_spin.setValue(record.steps)
-        w.cfg_spin.setValue(record.cfg)
-        w.apg_spin.setValue(record.apg)
-        w.seed_edit.setText(str(record.seed))
-        w.seed_lock.setChecked(True)
-        w.variations_spin.setValue(1)
-        if record.parent_id is not None and record.mode != "t2a":
-            parent = self.load_from_library(record.parent_id)
-            if parent is not None:
-                self.session.set_init(parent)
-                self.session.restore_spans(record.inpaint_spans)
-        elif self.session.init_take is not None:
-            self.session.clear_init()
-        if record.init_noise_level is not None:
-            w.init_noise_slider.setValue(round(record.init_noise_level * 100))
-        w.seconds_spin.setValue(record.seconds)
+        self.settings.restore_settings(record)
 
     def restore_selected(self) -> None:
-        record = self.panel.current_record()
-        if record is None:
-            self.notifier.error("Select a take in the library first.")
-            return
-        if record.model == "imported":
-            self.notifier.error("That is imported audio, not a generation; double-click it to "
-                                "use it.")
-            return
-        self.restore_settings(record)
-        self.notifier.status(f"Settings of library take #{record.id} restored (seed "
-                             f"{record.seed}).")
+        self.settings.restore(self.panel.current_record())
 
     def regenerate_selected(self) -> None:
-        """Re-run a library take exactly (same seed, same latents); a missing file is
-        written back into the same library row."""
-        record = self.panel.current_record()
-        if record is None or record.model == "imported":
-            self.notifier.error("Select a generated take in the library to regenerate it.")
-            return
-        if self.gpu.running:
-            self.notifier.status("A generation is already running; wait for it or press "
-                                 "Cancel.")
-            return
-        if self.gpu.list_running:
-            self.notifier.status(LIST_RUNNING)
-            return
-        self.restore_settings(record)
-        try:
-            request = self.library.regeneration_request(record.id)
-        except Exception as exc:  # noqa: BLE001
-            self.notifier.failed(f"Could not regenerate take #{record.id}", exc)
-            return
-        parent_id, source = self.session.init_lineage()
-        self.gpu.submit([request], replace_id=record.id if record.missing else None,
-                        parent_id=parent_id, init_source=source)
+        self.settings.regenerate(self.panel.current_record())
 
     # ------------------------------------------------------------------ trash
     def delete_selected(self) -> None:
@@ -255,7 +282,7 @@ class LibraryController(QObject):
         self.refresh_library()
         self.notifier.status(f"Library take #{take_id} restored.")
 
-
     def shutdown(self) -> None:
-        """The window is closing: the table's thumbnail threads stop."""
+        """The window is closing: the sound search and the thumbnail threads stop."""
+        self.similar.shutdown()
         self.panel.model.thumbnails.shutdown()

@@ -1,40 +1,46 @@
-"""The library panel: every take ever made, searchable, restorable. Layout and a table model;
-the behaviour (what a click does to the session) lives in app.library.controller."""
+"""The Library page: every take ever made, searchable by words or by sound, restorable. Laid out
+as a sound browser in the main area: search and filters over the table, which gets the width,
+and the selected take's details and actions beside it. Layout and the query the widgets
+describe; the behaviour lives in app.library.controller.
+
+Object names: libraryPanel, librarySearchEdit (drop a sound on it to search by sound),
+libraryModelFilter, libraryFavouriteFilter, libraryRatingFilter, libraryPeriodFilter,
+libraryTierCombo, librarySortCombo, libraryView, libraryCountLabel, libraryShowAllButton,
+librarySoundProgress, libraryFavouriteCheck, libraryRatingSpin, libraryTagsEdit,
+libraryNotesEdit, librarySaveMetaButton, librarySimilarButton, restoreSettingsButton,
+regenerateButton, libraryDeleteButton, libraryUndoButton, libraryExportButton,
+libraryZipButton.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer, Signal
+from PySide6.QtCore import QSettings, Qt, QTimer, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QFrame,
     QGridLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPlainTextEdit,
+    QProgressBar,
     QPushButton,
     QSpinBox,
+    QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from app.common.theme import icon
 from app.common.window_state import settings_path
-from app.library.table import (
-    COLUMNS,
-    CREATED,
-    FAV,
-    LENGTH,
-    MODEL,
-    PROMPT,
-    RATING,
-    SEED,
-    STATUS,
-    LibraryModel,
-    LibraryTableView,
-)
+from app.library.search_box import SoundSearchEdit
+from app.library.table import COLUMNS, LibraryModel
+from app.library.table_view import LibraryTableView
+from app.widgets.named import named
 
 __all__ = ["COLUMNS", "LibraryModel", "LibraryPanel"]
 
@@ -42,22 +48,17 @@ SORTS = {"Newest first": ("created", True), "Oldest first": ("created", False),
          "Best rated": ("rating", True), "Prompt A-Z": ("prompt", False),
          "Longest": ("seconds", True)}
 PERIODS = {"Any time": None, "Today": 1, "Last 7 days": 7, "Last 30 days": 30}
-PAGE = 500
 ANY_TIER = "Any tier"
-HEADER_KEY = "library/header"  # the table's column widths, order, hidden columns and sort
-HIDDEN_AT_FIRST = (MODEL, CREATED)  # the side panel is narrow; the header menu shows them
+HEADER_KEY = "library/columns"  # the table's column widths, order, hidden columns and sort
 SAVE_DELAY_MS = 500
+INSPECTOR_WIDTH = 250  # the details beside the table; the table gets the rest
+FIND_SIMILAR_TIP = "Find the takes that sound most like the selected one (Ctrl+Shift+F)"
 
 
 def studio_settings() -> QSettings:
     """The window's settings file (app.common.window_state): in the data folder, so a test run or a
     portable install keeps its own."""
     return QSettings(str(settings_path()), QSettings.Format.IniFormat)
-
-
-def _named(widget, name: str):
-    widget.setObjectName(name)
-    return widget
 
 
 class LibraryPanel(QWidget):
@@ -68,81 +69,26 @@ class LibraryPanel(QWidget):
         super().__init__()
         self.setObjectName("libraryPanel")
         layout = QVBoxLayout(self)
-        self.search_edit = _named(QLineEdit(), "librarySearchEdit")
-        self.search_edit.setPlaceholderText("Search prompts, tags and notes")
-        self.search_edit.setClearButtonEnabled(True)
-        layout.addWidget(self.search_edit)
-        filters = QGridLayout()
-        self.model_filter = _named(QComboBox(), "libraryModelFilter")
-        self.model_filter.addItem("Any model", None)
-        self.favourite_filter = _named(QCheckBox("Favourites"), "libraryFavouriteFilter")
-        self.rating_filter = _named(QSpinBox(), "libraryRatingFilter")
-        self.rating_filter.setRange(0, 5)
-        self.rating_filter.setPrefix("Rating >= ")
-        self.period_filter = _named(QComboBox(), "libraryPeriodFilter")
-        for label, days in PERIODS.items():
-            self.period_filter.addItem(label, days)
-        self.sort_combo = _named(QComboBox(), "librarySortCombo")
-        for label in SORTS:
-            self.sort_combo.addItem(label)
-        filters.addWidget(self.model_filter, 0, 0)
-        filters.addWidget(self.favourite_filter, 0, 1)
-        filters.addWidget(self.rating_filter, 1, 0)
-        filters.addWidget(self.period_filter, 1, 1)
-        # the codec tier a take was decoded with (issue 14); filled by the controller from
-        # the tiers the library holds
-        self.tier_filter = _named(QComboBox(), "libraryTierCombo")
-        self.tier_filter.addItem(ANY_TIER, None)
-        self.tier_filter.setToolTip("Show only takes decoded with this codec tier")
-        filters.addWidget(self.tier_filter, 2, 0)
-        filters.addWidget(self.sort_combo, 2, 1)
-        layout.addLayout(filters)
-
+        layout.addLayout(self._build_search())
         self.model = LibraryModel()
-        self.view = _named(LibraryTableView(), "libraryView")
+        self.view = named(LibraryTableView(), "libraryView")
         self.view.setModel(self.model)
         self._save_timer = QTimer(self, singleShot=True, interval=SAVE_DELAY_MS)
         self._save_timer.timeout.connect(self.save_header)
-        self._set_up_columns()
-        layout.addWidget(self.view, stretch=1)
-        self.count_label = _named(QLabel(""), "libraryCountLabel")
-        layout.addWidget(self.count_label)
-
-        edit = QGridLayout()
-        self.favourite_check = _named(QCheckBox("Favourite"), "libraryFavouriteCheck")
-        self.rating_spin = _named(QSpinBox(), "libraryRatingSpin")
-        self.rating_spin.setRange(0, 5)
-        self.rating_spin.setPrefix("Rating ")
-        self.tags_edit = _named(QLineEdit(), "libraryTagsEdit")
-        self.tags_edit.setPlaceholderText("tags, comma separated")
-        self.notes_edit = _named(QPlainTextEdit(), "libraryNotesEdit")
-        self.notes_edit.setPlaceholderText("notes")
-        self.notes_edit.setMaximumHeight(60)
-        self.save_meta_button = _named(QPushButton("Save tags/notes"), "librarySaveMetaButton")
-        edit.addWidget(self.favourite_check, 0, 0)
-        edit.addWidget(self.rating_spin, 0, 1)
-        edit.addWidget(self.tags_edit, 1, 0, 1, 2)
-        edit.addWidget(self.notes_edit, 2, 0, 1, 2)
-        edit.addWidget(self.save_meta_button, 3, 0, 1, 2)
-        layout.addLayout(edit)
-
-        buttons = QGridLayout()
-        self.restore_button = _named(QPushButton("Restore settings"), "restoreSettingsButton")
-        self.regenerate_button = _named(QPushButton("Regenerate"), "regenerateButton")
-        self.delete_button = _named(QPushButton("Delete"), "libraryDeleteButton")
-        self.undo_button = _named(QPushButton("Undo delete"), "libraryUndoButton")
-        self.undo_button.setEnabled(False)
-        self.export_button = _named(QPushButton("Export to folder..."), "libraryExportButton")
-        self.zip_button = _named(QPushButton("Export zip..."), "libraryZipButton")
-        buttons.addWidget(self.restore_button, 0, 0)
-        buttons.addWidget(self.regenerate_button, 0, 1)
-        buttons.addWidget(self.delete_button, 1, 0)
-        buttons.addWidget(self.undo_button, 1, 1)
-        buttons.addWidget(self.export_button, 2, 0)
-        buttons.addWidget(self.zip_button, 2, 1)
-        layout.addLayout(buttons)
-        row = QHBoxLayout()
-        layout.addLayout(row)
+        self.view.set_up_columns(studio_settings().value(HEADER_KEY))
+        header = self.view.horizontalHeader()
+        for changed in (header.sectionResized, header.sectionMoved,
+                        header.sortIndicatorChanged):
+            changed.connect(lambda *_args: self._save_timer.start())
+        body = named(QSplitter(Qt.Orientation.Horizontal), "librarySplitter")
+        body.setChildrenCollapsible(False)
+        body.addWidget(self.view)
+        body.addWidget(self._build_inspector())
+        body.setStretchFactor(0, 1)
+        body.setSizes([1000, INSPECTOR_WIDTH])
+        layout.addWidget(body, stretch=1)
+        layout.addLayout(self._build_status())
+        self._build_context_menu()
 
         self.search_edit.textChanged.connect(self.searchChanged)
         for combo in (self.model_filter, self.period_filter, self.sort_combo, self.tier_filter):
@@ -153,48 +99,122 @@ class LibraryPanel(QWidget):
         self.view.doubleClicked.connect(
             lambda index: self.loadRequested.emit(self.model.record(index.row()).id))
 
-    # ------------------------------------------------------------------ columns
-    def _set_up_columns(self) -> None:
-        """Room where people read: the prompt stretches, the stars and the heart stay
-        narrow, seed and length fit their contents; widths, order, hidden columns and the
-        clicked sort come back from the last run."""
-        header = self.view.horizontalHeader()
-        header.setStretchLastSection(False)
-        header.setSectionsMovable(True)  # people put their columns where they read them
-        header.setMinimumSectionSize(24)
-        metrics = self.view.fontMetrics()
-        widths = {FAV: metrics.horizontalAdvance("♥") + 16,
-                  RATING: metrics.horizontalAdvance("★★★★★") + 12,
-                  MODEL: metrics.horizontalAdvance("sm-music-xl") + 16,
-                  CREATED: metrics.horizontalAdvance("2099-12-31 23:59") + 16}
-        for column, width in widths.items():
-            header.resizeSection(column, width)
-        for column in HIDDEN_AT_FIRST:
-            header.setSectionHidden(column, True)
-        state = studio_settings().value(HEADER_KEY)
-        restored = (isinstance(state, QByteArray | bytes)
-                    and header.restoreState(QByteArray(state)))
-        if not restored:  # the library's own order until a column is clicked
-            header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
-        header.setSectionHidden(PROMPT, False)
-        modes = {FAV: QHeaderView.ResizeMode.Fixed, RATING: QHeaderView.ResizeMode.Fixed,
-                 PROMPT: QHeaderView.ResizeMode.Stretch,
-                 SEED: QHeaderView.ResizeMode.ResizeToContents,
-                 LENGTH: QHeaderView.ResizeMode.ResizeToContents,
-                 STATUS: QHeaderView.ResizeMode.ResizeToContents}
-        for column in range(len(COLUMNS)):
-            header.setSectionResizeMode(column, modes.get(column,
-                                                          QHeaderView.ResizeMode.Interactive))
-        header.setSortIndicatorClearable(True)
-        self.view.setSortingEnabled(True)  # sorts by the restored indicator, if any
-        for changed in (header.sectionResized, header.sectionMoved,
-                        header.sortIndicatorChanged):
-            changed.connect(lambda *_args: self._save_timer.start())
+    # ------------------------------------------------------------------ layout
+    def _build_search(self) -> QVBoxLayout:
+        self.search_edit = named(SoundSearchEdit(), "librarySearchEdit")
+        self.search_edit.setPlaceholderText("Search prompts, tags and notes - or drop a sound "
+                                            "here to find takes like it")
+        self.search_edit.setClearButtonEnabled(True)
+        self.sort_combo = named(QComboBox(), "librarySortCombo")
+        self.sort_combo.addItems(list(SORTS))
+        self.model_filter = named(QComboBox(), "libraryModelFilter")
+        self.model_filter.addItem("Any model", None)
+        # the codec tier a take was decoded with (issue 14); filled by the controller from
+        # the tiers the library holds
+        self.tier_filter = named(QComboBox(), "libraryTierCombo")
+        self.tier_filter.addItem(ANY_TIER, None)
+        self.tier_filter.setToolTip("Show only takes decoded with this codec tier")
+        self.period_filter = named(QComboBox(), "libraryPeriodFilter")
+        for label, days in PERIODS.items():
+            self.period_filter.addItem(label, days)
+        self.rating_filter = named(QSpinBox(), "libraryRatingFilter")
+        self.rating_filter.setRange(0, 5)
+        self.rating_filter.setPrefix("Rating >= ")
+        self.favourite_filter = named(QCheckBox("Favourites"), "libraryFavouriteFilter")
+        top = QHBoxLayout()
+        top.addWidget(self.search_edit, stretch=1)
+        top.addWidget(self.sort_combo)
+        filters = QHBoxLayout()
+        for widget in (self.model_filter, self.tier_filter, self.period_filter,
+                       self.rating_filter, self.favourite_filter):
+            filters.addWidget(widget)
+        filters.addStretch(1)
+        rows = QVBoxLayout()
+        rows.addLayout(top)
+        rows.addLayout(filters)
+        return rows
 
+    def _build_inspector(self) -> QWidget:
+        inspector = named(QFrame(), "libraryInspector")
+        inspector.setMinimumWidth(INSPECTOR_WIDTH - 40)
+        grid = QGridLayout(inspector)
+        grid.setContentsMargins(6, 0, 0, 0)
+        self.favourite_check = named(QCheckBox("Favourite"), "libraryFavouriteCheck")
+        self.rating_spin = named(QSpinBox(), "libraryRatingSpin")
+        self.rating_spin.setRange(0, 5)
+        self.rating_spin.setPrefix("Rating ")
+        self.tags_edit = named(QLineEdit(), "libraryTagsEdit")
+        self.tags_edit.setPlaceholderText("tags, comma separated")
+        self.notes_edit = named(QPlainTextEdit(), "libraryNotesEdit")
+        self.notes_edit.setPlaceholderText("notes")
+        self.notes_edit.setMinimumHeight(48)
+        self.save_meta_button = named(QPushButton("Save tags/notes"), "librarySaveMetaButton")
+        self.similar_button = named(QPushButton("Find similar"), "librarySimilarButton",
+                                    icon("list"))
+        self.similar_button.setToolTip(FIND_SIMILAR_TIP)
+        self.restore_button = named(QPushButton("Restore settings"), "restoreSettingsButton")
+        self.restore_button.setToolTip("Put the take's settings into the generation panel")
+        self.regenerate_button = named(QPushButton("Regenerate"), "regenerateButton")
+        self.regenerate_button.setToolTip("Make the take again: the same seed, the same sound")
+        self.delete_button = named(QPushButton("Delete"), "libraryDeleteButton", icon("delete"))
+        self.undo_button = named(QPushButton("Undo delete"), "libraryUndoButton")
+        self.undo_button.setEnabled(False)
+        self.export_button = named(QPushButton("Export to folder..."), "libraryExportButton")
+        self.zip_button = named(QPushButton("Export zip..."), "libraryZipButton")
+        grid.addWidget(self.favourite_check, 0, 0)
+        grid.addWidget(self.rating_spin, 0, 1)
+        grid.addWidget(self.tags_edit, 1, 0, 1, 2)
+        grid.addWidget(self.notes_edit, 2, 0, 1, 2)
+        grid.addWidget(self.save_meta_button, 3, 0, 1, 2)
+        grid.setRowStretch(2, 1)
+        grid.addWidget(self.similar_button, 4, 0, 1, 2)
+        buttons = ((self.restore_button, self.regenerate_button),
+                   (self.delete_button, self.undo_button),
+                   (self.export_button, self.zip_button))
+        for row, pair in enumerate(buttons, start=5):
+            for column, button in enumerate(pair):
+                grid.addWidget(button, row, column)
+        self.detail_widgets = (self.favourite_check, self.rating_spin, self.tags_edit,
+                               self.notes_edit, self.save_meta_button)
+        return inspector
+
+    def _build_status(self) -> QHBoxLayout:
+        self.count_label = named(QLabel(""), "libraryCountLabel")
+        self.count_label.setWordWrap(True)
+        self.show_all_button = named(QPushButton("Show all"), "libraryShowAllButton")
+        self.show_all_button.setToolTip("Leave the sound search: the library as the search box "
+                                        "and filters describe it")
+        self.show_all_button.hide()
+        self.sound_progress = named(QProgressBar(), "librarySoundProgress")
+        self.sound_progress.setFormat("Preparing sound search: %v of %m takes")
+        self.sound_progress.hide()
+        row = QHBoxLayout()
+        row.addWidget(self.count_label, stretch=1)
+        row.addWidget(self.sound_progress, stretch=1)
+        row.addWidget(self.show_all_button)
+        return row
+
+    def _build_context_menu(self) -> None:
+        """The table's right-click menu: the actions of the selected rows."""
+        def action(text: str, name: str, icon_name: str = "") -> QAction:
+            made = QAction(icon(icon_name) if icon_name else icon("list"), text, self.view)
+            made.setObjectName(name)
+            self.view.addAction(made)
+            return made
+
+        self.load_action = action("Open in the session", "libraryLoadAction", "open")
+        self.similar_action = action("Find similar", "libraryFindSimilarAction")
+        self.rename_action = action("Rename", "libraryRenameAction", "rename")
+        self.restore_action = action("Restore settings", "libraryRestoreAction")
+        self.regenerate_action = action("Regenerate", "libraryRegenerateAction", "generate")
+        self.delete_action = action("Delete", "libraryDeleteAction", "delete")
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+
+    # ------------------------------------------------------------------ columns
     def save_header(self) -> None:
         """Keep the table's column state for the next run."""
         self._save_timer.stop()
-        studio_settings().setValue(HEADER_KEY, self.view.horizontalHeader().saveState())
+        studio_settings().setValue(HEADER_KEY, self.view.column_state())
 
     def hideEvent(self, event) -> None:  # noqa: N802 - Qt override: closing flushes
         if self._save_timer.isActive():
@@ -205,6 +225,7 @@ class LibraryPanel(QWidget):
         """The sort menu orders the whole library: a clicked column sort gives way to it."""
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
 
+    # ------------------------------------------------------------------ what it shows
     def query(self) -> dict:
         """The search arguments the widgets describe (for ClipLibrary.search/count)."""
         sort, descending = SORTS[self.sort_combo.currentText()]
@@ -237,6 +258,27 @@ class LibraryPanel(QWidget):
             combo.setCurrentIndex(max(combo.findData(current), 0))
         finally:
             combo.blockSignals(blocked)
+
+    def show_sound_search(self, on: bool) -> None:
+        """Find similar's results are listed (Match column, Show all) or the search's."""
+        self.view.show_matches(on)
+        self.show_all_button.setVisible(on)
+
+    def show_details(self, record) -> None:
+        """The selected take's favourite, rating, tags and notes; empty and disabled when no
+        take is selected (never the previous take's)."""
+        for widget in self.detail_widgets:
+            widget.blockSignals(True)
+        try:
+            self.favourite_check.setChecked(bool(record and record.favourite))
+            self.rating_spin.setValue(record.rating if record else 0)
+            self.tags_edit.setText(", ".join(record.tags) if record else "")
+            self.notes_edit.setPlainText(record.notes if record else "")
+            for widget in self.detail_widgets:
+                widget.setEnabled(record is not None)
+        finally:
+            for widget in self.detail_widgets:
+                widget.blockSignals(False)
 
     def selected_records(self) -> list:
         rows = sorted({index.row() for index in self.view.selectionModel().selectedRows()})

@@ -1,31 +1,36 @@
-"""The library's table: one row per kept take (engines.store TakeRecord), with its waveform
-thumbnail beside the prompt, rating as stars, quality and loop badges, sorting by any column,
-Up/Down to audition and rows that drag out as files.
+"""The library's table model: one row per kept take (engines.store TakeRecord), with its waveform
+thumbnail beside the name, rating as stars, quality and loop badges, tags, codec tier, sorting by
+any column, rows that drag out as files, and the name editable in place (a rename).
 
-Thumbnails are asked for only when a row's prompt cell is painted (app.common.thumbnails), so a
+After Find similar the rows are the takes found, closest first, and the Match column says how
+alike each sounds ("92%": 1 - the cosine distance of the sound embeddings).
+
+Thumbnails are asked for only when a row's name cell is painted (app.common.thumbnails), so a
 library of thousands of takes opens without reading their audio.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView
 
 from app.common.take import format_seconds, rating_stars
 from app.common.thumbnails import ThumbnailCache, file_peaks
 from app.widgets.badges import quality_badge, quality_tooltip
-from app.widgets.takes_list import plain_arrow
 
-COLUMNS = ("Fav", "Rating", "Prompt", "Seed", "Length", "Model", "Created", "Status")
-FAV, RATING, PROMPT, SEED, LENGTH, MODEL, CREATED, STATUS = range(len(COLUMNS))
-HEADER_LABELS = {FAV: "♥"}  # a narrow column keeps a narrow header; the tooltip says it
+# Appended columns keep the older ones' numbers (a saved header and other code use them).
+COLUMNS = ("Fav", "Rating", "Prompt", "Seed", "Length", "Model", "Created", "Status", "Tags",
+           "Tier", "Match")
+FAV, RATING, PROMPT, SEED, LENGTH, MODEL, CREATED, STATUS, TAGS, TIER, MATCH = range(len(COLUMNS))
+HEADER_LABELS = {FAV: "♥", PROMPT: "Name / prompt"}  # a narrow column keeps a narrow header
 HEADER_TIPS = {FAV: "Favourite", RATING: "Rating (0-5 stars)",
-               STATUS: "Quality flags, loop, or a missing file"}
+               PROMPT: "The take's name (F2 renames it), else its prompt",
+               STATUS: "Quality flags, loop, or a missing file",
+               TIER: "The codec tier that decoded the take",
+               MATCH: "How alike it sounds to what Find similar searched by"}
 THUMB_SIZE = QSize(56, 22)
-PROMPT_FLOOR = 160  # the prompt never gets narrower: the table scrolls sideways instead
 _ROOT = QModelIndex()
 _CENTRED = (FAV, RATING)
-_RIGHT = (SEED, LENGTH)
+_RIGHT = (SEED, LENGTH, MATCH)
 
 
 def looped(record) -> bool:
@@ -34,22 +39,8 @@ def looped(record) -> bool:
     return isinstance(chain, dict) and bool(chain.get("loop"))
 
 
-def _sort_key(record, column: int):
-    if column == FAV:
-        return record.favourite
-    if column == RATING:
-        return record.rating
-    if column == PROMPT:
-        return (record.name or record.prompt).casefold()
-    if column == SEED:
-        return -1 if record.model == "imported" else record.seed
-    if column == LENGTH:
-        return record.seconds
-    if column == MODEL:
-        return record.model
-    if column == CREATED:
-        return record.created
-    return _status(record)
+def _tier(record) -> str:
+    return getattr(record, "decoder_tier", "") or ""
 
 
 def _status(record) -> str:
@@ -60,12 +51,16 @@ def _status(record) -> str:
 
 
 class LibraryModel(QAbstractTableModel):
-    """Rows are TakeRecord objects from engines.store.library, in the library's order or
-    sorted by a column (`sort`, which clicking a header calls)."""
+    """Rows are TakeRecord objects from engines.store.library, in the library's order (or
+    closest first after Find similar) or sorted by a column (`sort`, which a header click
+    calls)."""
+
+    renameRequested = Signal(int, str)  # take id, the name typed in place
 
     def __init__(self) -> None:
         super().__init__()
         self.records: list = []
+        self.similarity: dict[int, float] = {}  # take id -> 0..1, after Find similar
         self._library_order: list = []
         self._sorted_by: tuple[int, Qt.SortOrder] | None = None
         self._rows: dict[int, int] = {}  # record id -> row, to repaint arriving thumbnails
@@ -73,18 +68,43 @@ class LibraryModel(QAbstractTableModel):
         self.thumbnails.ready.connect(self._thumbnail_ready)
         self.drag_source = None  # library controller hook: list of records -> QMimeData
 
-    def set_records(self, records: list) -> None:
+    def set_records(self, records: list, similarity: dict[int, float] | None = None) -> None:
+        """Show `records`; `similarity` (take id -> 0..1) when they are Find similar's."""
         self.beginResetModel()
+        self.similarity = dict(similarity or {})
         self._library_order = list(records)
         self.records = self._ordered()
         self._rows = {record.id: row for row, record in enumerate(self.records)}
         self.endResetModel()
 
+    def _sort_key(self, record, column: int):
+        if column == FAV:
+            return record.favourite
+        if column == RATING:
+            return record.rating
+        if column == PROMPT:
+            return (record.name or record.prompt).casefold()
+        if column == SEED:
+            return -1 if record.model == "imported" else record.seed
+        if column == LENGTH:
+            return record.seconds
+        if column == MODEL:
+            return record.model
+        if column == CREATED:
+            return record.created
+        if column == TAGS:
+            return ", ".join(record.tags).casefold()
+        if column == TIER:
+            return _tier(record)
+        if column == MATCH:
+            return self.similarity.get(record.id, -1.0)
+        return _status(record)
+
     def _ordered(self) -> list:
         if self._sorted_by is None:
             return list(self._library_order)
         column, order = self._sorted_by
-        return sorted(self._library_order, key=lambda r: _sort_key(r, column),
+        return sorted(self._library_order, key=lambda r: self._sort_key(r, column),
                       reverse=order == Qt.SortOrder.DescendingOrder)
 
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
@@ -115,7 +135,10 @@ class LibraryModel(QAbstractTableModel):
         return None
 
     def flags(self, index):
-        return super().flags(index) | Qt.ItemFlag.ItemIsDragEnabled
+        flags = super().flags(index) | Qt.ItemFlag.ItemIsDragEnabled
+        if index.column() == PROMPT:
+            flags |= Qt.ItemFlag.ItemIsEditable
+        return flags
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if not index.isValid():
@@ -124,7 +147,11 @@ class LibraryModel(QAbstractTableModel):
         column = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(record, column)
+        if role == Qt.ItemDataRole.EditRole:
+            return record.name or record.prompt
         if role == Qt.ItemDataRole.ToolTipRole:
+            if column == CREATED:  # the cell shows the day; when exactly, here
+                return record.created.replace("T", " ")[:19] + " UTC"
             tags = ", ".join(record.tags)
             text = f"{record.name or record.prompt}\n{record.prompt}\ntags: {tags}\n{record.notes}"
             return quality_tooltip(text.strip(), record.quality)
@@ -138,10 +165,20 @@ class LibraryModel(QAbstractTableModel):
                 return Qt.AlignmentFlag.AlignCenter
             if column in _RIGHT:
                 return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            return Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         return None
 
-    @staticmethod
-    def _text(record, column: int) -> str:
+    def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+        """A name typed in place: the controller keeps it (and refreshes the rows)."""
+        if role != Qt.ItemDataRole.EditRole or not index.isValid() or index.column() != PROMPT:
+            return False
+        record = self.records[index.row()]
+        name = " ".join(str(value).split())
+        if name != (record.name or record.prompt):
+            self.renameRequested.emit(record.id, name)
+        return True
+
+    def _text(self, record, column: int) -> str:
         if column == FAV:
             return "♥" if record.favourite else ""
         if column == RATING:
@@ -155,7 +192,14 @@ class LibraryModel(QAbstractTableModel):
         if column == MODEL:
             return record.model
         if column == CREATED:
-            return record.created.replace("T", " ")[:16]
+            return record.created[:10]
+        if column == TAGS:
+            return ", ".join(record.tags)
+        if column == TIER:
+            return _tier(record)
+        if column == MATCH:
+            found = self.similarity.get(record.id)
+            return "" if found is None else f"{round(100 * found)}%"
         return _status(record)
 
     def _thumbnail(self, record):
@@ -174,6 +218,10 @@ class LibraryModel(QAbstractTableModel):
     def record(self, row: int):
         return self.records[row] if 0 <= row < len(self.records) else None
 
+    def row_of(self, take_id: int) -> int:
+        """The row showing take `take_id`; -1 when it is not listed."""
+        return self._rows.get(take_id, -1)
+
     # ---- drag-out --------------------------------------------------------------------
     def mimeTypes(self) -> list[str]:  # noqa: N802 - Qt override
         return ["text/uri-list"]
@@ -187,72 +235,3 @@ class LibraryModel(QAbstractTableModel):
         if self.drag_source is None or not records:
             return None
         return self.drag_source(records)
-
-
-class LibraryTableView(QTableView):
-    """The table: whole rows, drag-out, Up/Down to audition, and a header menu that shows or
-    hides columns (the prompt always stays)."""
-
-    auditionRequested = Signal(int)  # the row Up/Down moved to
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.setDragEnabled(True)
-        self.setDragDropMode(QAbstractItemView.DragDropMode.DragOnly)
-        self.setDefaultDropAction(Qt.DropAction.CopyAction)
-        self.setIconSize(THUMB_SIZE)
-        self.setWordWrap(False)
-        self.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.verticalHeader().setVisible(False)
-        self.verticalHeader().setDefaultSectionSize(
-            max(THUMB_SIZE.height() + 6, self.fontMetrics().height() + 8))
-        header = self.horizontalHeader()
-        header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        header.customContextMenuRequested.connect(self._column_menu)
-        header.sectionResized.connect(self._other_column_resized)
-
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        self.fit_prompt()
-
-    def _other_column_resized(self, column: int, _old: int, _new: int) -> None:
-        if column != PROMPT:
-            self.fit_prompt()
-
-    def fit_prompt(self) -> None:
-        """The prompt stretches over the room the other columns leave, but never below
-        PROMPT_FLOOR: a narrow panel scrolls sideways rather than hide the prompt."""
-        header = self.horizontalHeader()
-        if header.count() <= PROMPT:
-            return
-        others = sum(header.sectionSize(c) for c in range(header.count())
-                     if c != PROMPT and not header.isSectionHidden(c))
-        roomy = self.viewport().width() - others >= PROMPT_FLOOR
-        mode = QHeaderView.ResizeMode.Stretch if roomy else QHeaderView.ResizeMode.Interactive
-        if header.sectionResizeMode(PROMPT) != mode:
-            header.setSectionResizeMode(PROMPT, mode)
-        if not roomy and header.sectionSize(PROMPT) < PROMPT_FLOOR:
-            header.resizeSection(PROMPT, PROMPT_FLOOR)
-
-    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt override
-        before = self.currentIndex().row()
-        super().keyPressEvent(event)
-        row = self.currentIndex().row()
-        if plain_arrow(event) and row != before and row >= 0:
-            self.auditionRequested.emit(row)
-
-    def _column_menu(self, pos) -> None:
-        header = self.horizontalHeader()
-        menu = QMenu(self)
-        for column, title in enumerate(COLUMNS):
-            if column == PROMPT:
-                continue
-            action = menu.addAction(title)
-            action.setCheckable(True)
-            action.setChecked(not header.isSectionHidden(column))
-            action.toggled.connect(
-                lambda shown, c=column: header.setSectionHidden(c, not shown))
-        menu.exec(header.mapToGlobal(pos))

@@ -50,6 +50,8 @@ class ModelsController(QObject):
         self._closed = False
         self.tiers = TierCombos(panel, lambda: self.catalog, self)
         panel.model_combo.currentIndexChanged.connect(self._model_changed)
+        # a generation may have made a set ready (the demo is built on its first use)
+        gpu.batchFinished.connect(self._refresh_dialog)
         self.fill_models()
 
     def window_shown(self) -> None:
@@ -144,9 +146,17 @@ class ModelsController(QObject):
             from app.models.dialog import ModelManagerDialog
 
             self.models_dialog = ModelManagerDialog(self, self.gpu, self.panel.window())
+        elif not self.models_dialog.isVisible():
+            self.models_dialog.refresh()  # what was installed since it was last open
         self.models_dialog.show()
         self.models_dialog.raise_()
         return self.models_dialog
+
+    def _refresh_dialog(self) -> None:
+        """The Models window, while it is open, shows what is installed now."""
+        dialog = self.models_dialog
+        if dialog is not None and dialog.isVisible() and not self._closed:
+            dialog.refresh()
 
     def models_changed(self) -> None:
         """New files or folders: re-read what can run here."""

@@ -5,12 +5,16 @@ and hands these panels to.
 Object names (a contract for tests and assistive tools): promptEdit, negativePromptEdit,
 modelCombo, decoderCombo, precisionCombo, codecTierCombo, secondsSpin, stepsSpin, cfgSpin,
 apgSpin, seedEdit, seedLockCheck, generateButton, rerollButton, variationsSpin,
-rerollFlaggedCheck, cancelButton, initNoiseSlider (app.generate.panel); takesList, exportButton,
-compareTiersButton (app.takes.panel); waveformView, spectrogramView, latentView, playButton,
-loopCheck (app.takes.viewer); renderListProgress, renderListCancelButton (app.batch.progress);
-renderListAction, shortcutsAction, aboutAction (app.shell.menus); statusBar, mainSplitter,
-sideTabs (here); and the Finish panel's (app.finish.panel: finishPanel, presetCombo,
-loudnessLabel, loopButton, abButton, ...) and the Library tab's (app.library.panel).
+rerollFlaggedCheck, cancelButton, initNoiseSlider, liveToggle, keepLiveButton, liveLatencyLabel
+(app.generate.panel); takesList, exportButton, compareTiersButton (app.takes.panel);
+waveformView, spectrogramView, latentView, playButton, loopCheck (app.takes.viewer);
+renderListProgress, renderListCancelButton (app.batch.progress); renderListAction,
+shortcutsAction, aboutAction, liveAction, keepLiveAction, teamSettingsAction,
+publishTeamAction (app.shell.menus); statusBar,
+mainSplitter, sideTabs, centreTabs (here: the Take and Library pages); and the Finish panel's
+(app.finish.panel: finishPanel, presetCombo, loudnessLabel, loopButton, abButton, ...) and
+the Library page's (app.library.panel; its Team
+source's: app.team.sources, app.team.panel, app.team.progress).
 
 The look is app.common.theme's (applied when the first window is built); what the window
 remembers between runs is app.common.window_state's.
@@ -22,7 +26,15 @@ import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QApplication, QMainWindow, QSplitter, QStatusBar, QTabWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QMainWindow,
+    QSplitter,
+    QStatusBar,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.batch.progress import ListProgress
 from app.common.theme import apply_theme, icon
@@ -32,6 +44,9 @@ from app.library.panel import LibraryPanel
 from app.shell.menus import MainMenus
 from app.takes.panel import SessionPanel
 from app.takes.viewer import TakeViewer
+from app.team.panel import TeamPanel
+from app.team.progress import PublishProgress
+from app.team.sources import LibrarySources
 from app.widgets.named import named
 
 if TYPE_CHECKING:
@@ -43,7 +58,7 @@ WINDOW_TITLE = "SA3 Studio"
 
 
 class MainWindow(QMainWindow):
-    """The panels side by side: generation | the selected take | the session and library.
+    """The panels side by side: generation | the selected take or the library | the session.
 
     `studio` (app.shell.studio.Studio) is set by whoever composes the controllers; closing the
     window asks it to remember the layout and shut everything down."""
@@ -66,10 +81,22 @@ class MainWindow(QMainWindow):
         self.library_panel = LibraryPanel()
         self.side_tabs = named(QTabWidget(), "sideTabs")
         self.side_tabs.addTab(self.session_panel, "Session")
-        self.side_tabs.addTab(self.library_panel, "Library")
+        self.team_panel = TeamPanel()
+        self.library_sources = LibrarySources(self.library_panel, self.team_panel)
+        # The library is a page of the main area, beside the selected take: a sound browser
+        # needs the room (every column at 1920x1080), the session list stays in view.
+        self.centre_tabs = named(QTabWidget(), "centreTabs")
+        self.centre_tabs.setDocumentMode(True)
+        self.centre_tabs.addTab(self.take_viewer, "Take")
+        self.centre_tabs.addTab(self.library_sources, "Library")
+        centre = QWidget()
+        column = QVBoxLayout(centre)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.centre_tabs, stretch=1)
+        column.addWidget(self.take_viewer.transport)  # plays takes and library rows alike
         splitter = named(QSplitter(Qt.Orientation.Horizontal), "mainSplitter")
         splitter.addWidget(self.generation_panel)
-        splitter.addWidget(self.take_viewer)
+        splitter.addWidget(centre)
         splitter.addWidget(self.side_tabs)
         splitter.setStretchFactor(1, 1)
         # Dragging a handle stops at a column's minimum instead of hiding the column.
@@ -79,10 +106,18 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(splitter)
         self.setStatusBar(named(QStatusBar(), "statusBar"))
         self.list_progress = ListProgress(self.statusBar())
+        self.team_progress = PublishProgress(self.statusBar())
         self.menus = MainMenus(self)
 
     def show_session_tab(self) -> None:
+        """The selected take and the session: after a library take was brought into it."""
         self.side_tabs.setCurrentWidget(self.session_panel)
+        self.centre_tabs.setCurrentWidget(self.take_viewer)
+
+    def show_library(self) -> None:
+        """The Library page (the local source), e.g. for Find similar's results."""
+        self.centre_tabs.setCurrentWidget(self.library_sources)
+        self.library_sources.show_team(False)
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         first = not self.was_shown

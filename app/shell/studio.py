@@ -29,11 +29,13 @@ from app.finish.controller import FinishController
 from app.generate.controller import GenerationController
 from app.generate.inpaint import InpaintController
 from app.library.controller import LibraryController
+from app.live.controller import LiveController
 from app.models.controller import ModelsController
 from app.shell.main_window import MainWindow
 from app.shell.shortcuts_sheet import show_about, show_shortcuts_sheet
 from app.takes.controller import TakesController
 from app.takes.tier_compare import CompareTiersController
+from app.team.controller import TeamController
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +75,12 @@ class Studio(QObject):
                                                 self)
         self.compare_controller = CompareTiersController(takes_panel, notifier, session, gpu,
                                                          self)
+        self.live_controller = LiveController(generation, viewer, notifier, session, gpu, player,
+                                              self)
         self.labels_controller = LabelsController(window, notifier, self)
+        self.team_controller = TeamController(window.library_sources, window.library_panel,
+                                              window.team_progress, notifier, session,
+                                              open_library, self)
         self._connect_controllers()
         self._connect_menus()
         # settings.json is read again on the worker thread (the generator's catalog): say
@@ -95,11 +102,13 @@ class Studio(QObject):
         self.generation_controller.takeGenerated.connect(self.takes_controller.autoplay)
         self.library_controller.takeLoaded.connect(lambda _take: w.show_session_tab())
         self.library_controller.auditionStarted.connect(self.takes_controller.show_playing)
+        self.live_controller.playingStarted.connect(self.takes_controller.show_playing)
         self.batch_controller.runningChanged.connect(
             lambda running: w.menus.render_list_action.setEnabled(not running))
         w.session_panel.use_init_button.clicked.connect(
             self.inpaint_controller.use_current_as_init)
         w.firstShown.connect(self.models_controller.window_shown)
+        self._connect_browser()
 
     def _connect_menus(self) -> None:
         """Every menu item to what it does. Items for keys the controllers handle
@@ -111,18 +120,70 @@ class Studio(QObject):
         menus.render_list_action.triggered.connect(self.batch_controller.open_dialog)
         menus.quit_action.triggered.connect(w.close)
         menus.labels_action.triggered.connect(self.labels_controller.open_dialog)
+        menus.team_settings_action.triggered.connect(self.team_controller.open_settings)
+        menus.publish_team_action.triggered.connect(self.team_controller.publish_current)
         menus.models_action.triggered.connect(self.models_controller.open_models_dialog)
         menus.generate_action.triggered.connect(w.generation_panel.generate_button.click)
         menus.play_action.triggered.connect(w.take_viewer.play_button.click)
+        menus.live_action.triggered.connect(w.generation_panel.live_toggle.toggle)
+        menus.keep_live_action.triggered.connect(w.generation_panel.keep_live_button.click)
         menus.loop_action.triggered.connect(w.take_viewer.loop_check.toggle)
         menus.previous_action.triggered.connect(lambda: self._step_take(-1))
         menus.next_action.triggered.connect(lambda: self._step_take(1))
         menus.use_init_action.triggered.connect(self.inpaint_controller.use_current_as_init)
-        menus.rename_action.triggered.connect(self.takes_controller.rename_current)
+        menus.rename_action.triggered.connect(self._rename)
         menus.delete_action.triggered.connect(self.takes_controller.delete_current)
         menus.compare_tiers_action.triggered.connect(self.compare_controller.compare_current)
         menus.shortcuts_action.triggered.connect(lambda: show_shortcuts_sheet(w, menus.menus))
         menus.about_action.triggered.connect(lambda: show_about(w))
+
+    def _connect_browser(self) -> None:
+        """The Library page beside the take (issue 22): which page shows, Find similar and
+        renames from either side, a new take finished with the remembered preset."""
+        w, menus = self.window, self.window.menus
+        library, takes, session_panel = (self.library_controller, self.takes_controller,
+                                         w.session_panel)
+        library.libraryShown.connect(w.show_library)
+        self.generation_controller.takeGenerated.connect(lambda _take: w.show_session_tab())
+        self.generation_controller.takeGenerated.connect(self.finish_controller.finish_new_take)
+        session_panel.takes_list.itemClicked.connect(lambda _item: w.show_session_tab())
+        takes.takeRenamed.connect(library.take_renamed)
+        menus.find_similar_action.triggered.connect(self._find_similar)
+        menus.library_action.triggered.connect(self._toggle_library)
+        session_panel.find_similar_action.triggered.connect(
+            lambda: library.find_similar_take(self.session.current_take()))
+        session_panel.use_init_action.triggered.connect(
+            self.inpaint_controller.use_current_as_init)
+        session_panel.save_action.triggered.connect(self.export_controller.save_as)
+        session_panel.compare_tiers_action.triggered.connect(
+            self.compare_controller.compare_current)
+
+    def _library_in_view(self) -> bool:
+        """The Library page shows its local takes with one selected: what Take menu items
+        (Find similar, Rename) mean then."""
+        w = self.window
+        return (w.centre_tabs.currentWidget() is w.library_sources
+                and not w.library_sources.team_shown()
+                and w.library_panel.current_record() is not None)
+
+    def _find_similar(self) -> None:
+        if self._library_in_view():
+            self.library_controller.find_similar_selected()
+        else:
+            self.library_controller.find_similar_take(self.session.current_take())
+
+    def _rename(self) -> None:
+        if self._library_in_view():
+            self.library_controller.rename_selected()
+        else:
+            self.takes_controller.rename_current()
+
+    def _toggle_library(self) -> None:
+        w = self.window
+        if w.centre_tabs.currentWidget() is w.library_sources:
+            w.centre_tabs.setCurrentWidget(w.take_viewer)
+        else:
+            w.show_library()
 
     def _step_take(self, step: int) -> None:
         takes = self.session.list
@@ -166,9 +227,10 @@ class Studio(QObject):
         self._shut_down = True
         steps = (self.models_controller.shutdown, self.takes_controller.shutdown,
                  self.finish_controller.shutdown, self.batch_controller.shutdown,
-                 self.library_controller.shutdown, self.session.shutdown,
+                 self.library_controller.shutdown, self.live_controller.shutdown,
+                 self.session.shutdown,
                  self.window.take_viewer.spectrogram.shutdown, self.gpu.stop,
-                 self.player.close, self.library.close)
+                 self.team_controller.shutdown, self.player.close, self.library.close)
         for step in steps:
             try:
                 step()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -25,8 +25,10 @@ from PySide6.QtWidgets import (
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.take import Take
+from app.export.files import forget_files
 from app.takes.panel import SessionPanel
 from app.takes.viewer import TakeViewer
+from engines.constants import SAMPLE_RATE
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,8 @@ PLAYHEAD_MS = 30
 
 
 class TakesController(QObject):
+    takeRenamed = Signal(object)  # a take's name was edited in the takes list (F2)
+
     def __init__(self, panel: SessionPanel, viewer: TakeViewer, notifier: Notifier,
                  session: TakeModel, player, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -47,6 +51,8 @@ class TakesController(QObject):
         panel.takes_list.itemChanged.connect(self._take_renamed)
         panel.takes_list.auditionRequested.connect(self.audition_current)
         panel.delete_button.clicked.connect(self.delete_current)
+        panel.rename_action.triggered.connect(self.rename_current)
+        panel.delete_action.triggered.connect(self.delete_current)
         viewer.waveform.seekRequested.connect(self.seek)
         viewer.play_button.clicked.connect(self.toggle_play)
         viewer.loop_check.toggled.connect(self._loop_changed)
@@ -89,6 +95,7 @@ class TakesController(QObject):
             self.viewer.waveform.clear()
             self.viewer.spectrogram.clear()
             self.viewer.latent_view.clear()
+            self._show_position(0.0, 0.0)
             return
         self.show_take(take)
         words = take.engine_words()
@@ -128,6 +135,8 @@ class TakesController(QObject):
             else:
                 w.waveform.clear_spans()
         w.spectrogram.set_audio(shown.audio, prepared=shown.display.get("spectrogram"))
+        if not self.player.available or not self.player.playing:
+            self._show_position(self.viewer.waveform.playhead(), len(shown.audio) / SAMPLE_RATE)
         if take.step_latents is not None and len(take.step_latents):  # a list's takes: none
             w.latent_view.set_latents(take.step_latents)
         else:
@@ -140,7 +149,9 @@ class TakesController(QObject):
         text = item.text()
         if text != take.title():
             take.name = text.strip()
+            forget_files(take)  # its dragged files carry the old name
             self.session.show_row(take)  # an emptied name shows the prompt again
+            self.takeRenamed.emit(take)
 
     def rename_current(self) -> None:
         item = self.panel.takes_list.currentItem()
@@ -225,6 +236,8 @@ class TakesController(QObject):
         if self.player.available:
             self.player.seek(seconds)
         self.viewer.waveform.set_playhead(seconds)
+        if not self.player.available:
+            self._show_position(seconds, self.viewer.waveform.duration)
 
     def _loop_changed(self, on: bool) -> None:
         self.player.loop = on
@@ -237,10 +250,15 @@ class TakesController(QObject):
             return
         position = self.player.position_seconds
         self.viewer.waveform.set_playhead(position)
-        self.viewer.position_label.setText(
-            f"{position:.2f} / {self.player.duration_seconds:.2f} s")
+        length = self.player.duration_seconds
+        if length <= 0:  # nothing loaded yet: the selected take's length
+            length = self.viewer.waveform.duration
+        self._show_position(position, length)
         if not self.player.playing and self.viewer.play_button.text() == "Pause":
             self.viewer.play_button.setText("Play")
+
+    def _show_position(self, position: float, length: float) -> None:
+        self.viewer.position_label.setText(f"{min(position, length):.2f} / {length:.2f} s")
 
     def show_playing(self) -> None:
         """Someone started the player (an audition of a take or a library row): the button

@@ -1,11 +1,14 @@
-"""The Session tab: the takes of this session and what can be done with the selected one.
-Layout only: app.takes.controller (choosing, renaming, removing), app.export.controller (Save
-As, Copy, drag-out), app.generate.inpaint (Use as init) and app.takes.tier_compare (Compare
-tiers) give it behaviour.
+"""The Session tab: the takes of this session and what can be done with the selected one, as
+buttons and as the takes list's right-click menu. Layout only: app.takes.controller (choosing,
+renaming, removing), app.export.controller (Save As, Copy, drag-out), app.generate.inpaint (Use
+as init), app.takes.tier_compare (Compare tiers) and app.library.controller (Find similar,
+connected by app.shell.studio) give it behaviour.
 """
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.common.theme import icon
@@ -43,3 +46,23 @@ class SessionPanel(QWidget):
         grid.addWidget(self.delete_button, 1, 1)
         grid.addWidget(self.compare_tiers_button, 2, 0, 1, 2)
         layout.addLayout(grid)
+        self._build_context_menu()
+
+    def _build_context_menu(self) -> None:
+        """The takes list's right-click menu: what the buttons do, and Find similar."""
+        takes = self.takes_list
+
+        def action(text: str, name: str, icon_name: str) -> QAction:
+            made = QAction(icon(icon_name), text, takes)
+            made.setObjectName(name)
+            takes.addAction(made)
+            return made
+
+        self.find_similar_action = action("Find similar in the library", "takesFindSimilarAction",
+                                          "list")
+        self.rename_action = action("Rename", "takesRenameAction", "rename")
+        self.use_init_action = action("Use as init", "takesUseInitAction", "init")
+        self.save_action = action("Save As...", "takesSaveAction", "save")
+        self.compare_tiers_action = action("Compare tiers", "takesCompareTiersAction", "models")
+        self.delete_action = action("Delete", "takesDeleteAction", "delete")
+        takes.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)

@@ -118,6 +118,7 @@ class CompareTiersController(QObject):
             return  # someone else's task, or the take was removed meanwhile
         group = take.tier_group if take.tier_group is not None else take.take_id
         take.tier_group = group
+        self.session.show_row(take)  # its row now says its tier, beside the others'
         anchor, added = take, []
         for result, display in compared:
             tier = result.codec_tier

@@ -1,5 +1,6 @@
-"""The centre of the window: the selected take's waveform, the Finish panel under it, its
-spectrogram and latents, and the transport (play, loop, auto-play, volume, position). Layout
+"""The Take page of the window's centre: the selected take's waveform, the Finish panel under
+it, its spectrogram and latents; and the transport (play, loop, auto-play, volume, position),
+which the window puts under the centre's pages (`transport`: it plays library rows too). Layout
 only: app.takes.controller shows takes and plays them.
 """
 
@@ -48,10 +49,10 @@ class TakeViewer(QWidget):
         self.tabs.addTab(self.spectrogram, "Spectrogram")
         self.tabs.addTab(self.latent_view, "Latent")
         layout.addWidget(self.tabs, stretch=2)
-        layout.addLayout(self._build_transport())
+        self.transport = named(QWidget(), "transportBar")
+        self._build_transport(QHBoxLayout(self.transport))
 
-    def _build_transport(self) -> QHBoxLayout:
-        transport = QHBoxLayout()
+    def _build_transport(self, transport: QHBoxLayout) -> None:
         # one icon for both states: the controllers switch the text between Play and Pause
         self.play_button = named(QPushButton("Play"), "playButton", icon("play-pause"))
         self.play_button.setToolTip("Play / pause (Space)")
@@ -70,4 +71,3 @@ class TakeViewer(QWidget):
         transport.addWidget(self.volume_slider)
         transport.addStretch(1)
         transport.addWidget(self.position_label)
-        return transport

@@ -7,6 +7,7 @@ use) then shows the same badge.
 
 from __future__ import annotations
 
+import html
 from functools import lru_cache
 
 from PySide6.QtCore import QRectF, Qt
@@ -15,6 +16,8 @@ from PySide6.QtGui import QColor, QFont, QIcon, QPainter, QPixmap
 from engines.finish.quality import describe_flag
 
 BADGE_PX = 16
+TOOLTIP_CHARS = 72  # a longer tooltip line wraps (`wrapped`)
+TOOLTIP_PX = 480  # the width it wraps to: a paragraph, never the screen
 _FILL = QColor(230, 140, 30)
 
 
@@ -41,9 +44,20 @@ def quality_badge(count: int) -> QIcon:
     return QIcon(pixmap)
 
 
+def wrapped(text: str, chars: int = TOOLTIP_CHARS) -> str:
+    """`text` as a tooltip that wraps: Qt shows plain text as one line however long it is (a
+    1,600 px line at 1920x1080), so a text with a line longer than `chars` characters becomes
+    rich text in a column TOOLTIP_PX wide (Qt's own rich-text width is a narrow column)."""
+    lines = text.splitlines()
+    if all(len(line) <= chars for line in lines):
+        return text
+    body = "<br>".join(html.escape(line, quote=False) for line in lines)
+    return f"<table width={TOOLTIP_PX}><tr><td>{body}</td></tr></table>"
+
+
 def quality_tooltip(prompt: str, flags: list[str]) -> str:
-    """The prompt, then one line per flag in plain words."""
+    """The prompt, then one line per flag in plain words; every line wrapped (`wrapped`)."""
     if not flags:
-        return prompt
+        return wrapped(prompt)
     lines = [describe_flag(code) for code in flags]
-    return "\n".join([prompt, "Quality flags:", *(f"- {line}" for line in lines)])
+    return wrapped("\n".join([prompt, "Quality flags:", *(f"- {line}" for line in lines)]))

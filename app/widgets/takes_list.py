@@ -4,9 +4,9 @@ scroll sideways, Up/Down to audition, and items that drag out as files."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QListWidget
+from PySide6.QtWidgets import QAbstractItemView, QListWidget, QStyleOptionViewItem
 
-from app.widgets.take_row_delegate import THUMB_SIZE, TakeRowDelegate
+from app.widgets.take_row_delegate import THUMB_SIZE, TakeRowDelegate, row_layout
 
 AUDITION_KEYS = (Qt.Key.Key_Up, Qt.Key.Key_Down)
 
@@ -37,6 +37,15 @@ class TakesListWidget(QListWidget):
         self.setWordWrap(False)
         self.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+
+    def visible_texts(self, row: int) -> tuple[str, str]:
+        """The name and details of `row` as its delegate draws them now (elided to fit)."""
+        index = self.model().index(row, 0)
+        option = QStyleOptionViewItem()
+        self.initViewItemOption(option)
+        option.rect = self.visualRect(index)
+        layout = row_layout(option, index)
+        return layout.name_text, layout.detail_text
 
     def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt override
         before = self.currentRow()

@@ -53,7 +53,12 @@ class DragHandle(QToolButton):
     def __init__(self, parent: QWidget) -> None:
         super().__init__(parent)
         self.setObjectName("waveformDragHandle")
-        self.setText("⠿ Drag")
+        # Two short lines in a smaller font: it fits the corner beside the plots (see
+        # WaveformView), so the plots keep their width and line up with the spectrogram's.
+        self.setText("⠿\nDrag")
+        font = self.font()
+        font.setPointSizeF(font.pointSizeF() * 0.85)
+        self.setFont(font)
         self.setToolTip(DRAG_HANDLE_TOOLTIP)
         self.setCursor(Qt.CursorShape.OpenHandCursor)
         self.setAutoRaise(True)

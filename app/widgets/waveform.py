@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRect, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -36,6 +36,9 @@ from engines.constants import SAMPLE_RATE, SAMPLES_PER_LATENT
 FALLBACK_WIDTH_PX = 1024
 # Narrowest visible range: a few dozen samples is as far as zooming in is useful.
 MIN_VISIBLE_SAMPLES = 32
+
+AXIS_WIDTH = 44  # the amplitude axes' width (wider when the drag grip needs it)
+GRIP_MARGIN = 3
 
 _CURVE_PEN = pg.mkPen("#7fc8ff", width=1)
 _PLAYHEAD_PEN = pg.mkPen("#ffcc33", width=1)
@@ -87,8 +90,14 @@ class WaveformView(QWidget):
             box.rightClicked.connect(self.remove_span_at)
             box.spanDragged.connect(self._on_span_drag)
 
+        # The drag grip sits in the corner under the amplitude axis, beside the time axis: never
+        # over the plots, where the end marker and the fade-out and trim handles are drawn.
         self._drag_handle = DragHandle(self)
         self._drag_handle.dragStarted.connect(self.dragOutRequested)
+        self._drag_handle.adjustSize()
+        axis_width = max(AXIS_WIDTH, self._drag_handle.width() + 2 * GRIP_MARGIN)
+        for plot in self._plot_items:
+            plot.getAxis("left").setWidth(axis_width)
         self._drag_handle.raise_()
 
     def _add_channel_plot(self, channel: int, name: str) -> None:
@@ -98,7 +107,7 @@ class WaveformView(QWidget):
         plot.setMenuEnabled(False)
         plot.setLabel("left", name)
         left = plot.getAxis("left")
-        left.setWidth(44)  # equal widths keep the two time axes aligned
+        left.setWidth(AXIS_WIDTH)  # equal widths keep the two time axes aligned
         left.setTicks(AMPLITUDE_TICKS)
         # A label that would spill past its own plot (a very short plot) is hidden instead of
         # drawn over the other channel's.
@@ -242,8 +251,16 @@ class WaveformView(QWidget):
         super().resizeEvent(event)
         handle = self._drag_handle
         handle.adjustSize()
-        handle.move(self.width() - handle.width() - 4, 4)
+        handle.move(GRIP_MARGIN, self.height() - handle.height() - GRIP_MARGIN)
         handle.raise_()
+
+    def plot_rects(self) -> list[QRect]:
+        """Where the channels' plot areas are in this widget (what the grip must not cover)."""
+        rects = []
+        for box in self._view_boxes:
+            area = self._plots.mapFromScene(box.sceneBoundingRect()).boundingRect()
+            rects.append(area.translated(self._plots.viewport().mapTo(self, QPoint(0, 0))))
+        return rects
 
     # ---- playhead and seeking ------------------------------------------------------------
 

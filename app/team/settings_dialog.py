@@ -1,0 +1,67 @@
+"""Settings > Team library...: the connection line a designer pastes (what `team init` printed
+on the team's server), the designer name takes are published under (Settings > Labels), and
+Test connection, which answers in one sentence. Layout only: app.team.controller tests and
+keeps the line (in the window's settings, settings.json in the data folder).
+
+Object names: teamSettingsDialog, teamConnectionEdit, teamDesignerLabel, teamTestButton,
+teamTestResultLabel, teamSettingsButtons.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.widgets.named import named
+
+HELP = ("Share takes, ratings and searches with your sound team: paste the connection line "
+        "your team's server printed (it starts with postgresql://). Leave it empty to work on "
+        "the local library only. Takes you publish carry the designer name below.")
+MAX_LINE_CHARS = 2000
+
+
+class TeamSettingsDialog(QDialog):
+    def __init__(self, line: str, designer: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("teamSettingsDialog")
+        self.setWindowTitle("Team library")
+        self.setMinimumWidth(520)
+        layout = QVBoxLayout(self)
+        note = QLabel(HELP)
+        note.setWordWrap(True)
+        layout.addWidget(note)
+        form = QFormLayout()
+        self.connection_edit = named(QLineEdit(line), "teamConnectionEdit")
+        self.connection_edit.setPlaceholderText("postgresql://sa3_publisher:...@server:5432/"
+                                                "sa3_team")
+        self.connection_edit.setMaxLength(MAX_LINE_CHARS)
+        self.connection_edit.setClearButtonEnabled(True)
+        self.designer_label = named(QLabel(designer), "teamDesignerLabel")
+        self.designer_label.setWordWrap(True)
+        self.test_button = named(QPushButton("Test connection"), "teamTestButton")
+        self.result_label = named(QLabel(""), "teamTestResultLabel")
+        self.result_label.setWordWrap(True)
+        form.addRow("Connection line", self.connection_edit)
+        form.addRow("Designer", self.designer_label)
+        form.addRow("", self.test_button)
+        form.addRow("", self.result_label)
+        layout.addLayout(form)
+        self.buttons = named(QDialogButtonBox(QDialogButtonBox.StandardButton.Save
+                                              | QDialogButtonBox.StandardButton.Cancel),
+                             "teamSettingsButtons")
+        self.buttons.rejected.connect(self.reject)  # Save: the controller checks, then accepts
+        layout.addWidget(self.buttons)
+
+    def line(self) -> str:
+        return self.connection_edit.text().strip()
+
+    def show_result(self, text: str) -> None:
+        self.result_label.setText(text)
