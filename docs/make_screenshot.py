@@ -7,6 +7,8 @@
         docs/window-1920x1080.png --size 1920x1080
     xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshot.py \\
         docs/window-min.png --size min
+    xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshot.py \\
+        docs/library-1920x1080.png --size 1920x1080 --page library
 
 --size min takes the window at its minimum size (what it can be shrunk to). --preset
 finishes the last take with that finishing preset (and shows it in the Finish panel's
@@ -38,6 +40,8 @@ def main() -> int:
     parser.add_argument("--size", default="1360x860",
                         help="window size, WIDTHxHEIGHT, or min for the minimum size")
     parser.add_argument("--preset", help="finish the last take with this preset")
+    parser.add_argument("--page", choices=("take", "library"), default="take",
+                        help="the page shown in the main area")
     args = parser.parse_args()
     out = Path(args.out)
     at_minimum = args.size.lower() == "min"
@@ -68,7 +72,9 @@ def main() -> int:
         _wait(app, lambda: take.finished is not None and not finish.loops.is_making(take))
     label = window.findChild(object, "loudnessLabel")
     _wait(app, lambda: "..." not in label.text(), 30)  # the loudness readout, measured off-thread
-    window.tabs.setCurrentIndex(0)
+    window.side_tabs.setCurrentIndex(0)
+    if args.page == "library":
+        window.show_library()
     if at_minimum:  # the takes may have changed what the window can shrink to
         window.resize(window.minimumSizeHint())
     for _ in range(50):

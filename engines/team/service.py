@@ -1,0 +1,293 @@
+"""TeamLibrary: the one object a front end holds for the team library (the CLI per command,
+the window for its life, on its worker thread): publish local takes, a selection or a batch
+folder; browse, search and "more like this"; fetch files; rate, tag and note; watch for other
+designers' takes (TeamWatcher, on a thread of its own).
+
+The server unreachable: every call that needs it raises TeamUnreachable (one sentence), except
+publishing, which queues in the outbox and says so in its report; `notice` holds that sentence
+once, until the server answers again, so a window shows it once. `send_queued` sends what
+waits (the window calls it on a timer; every publish sends what waits with it).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from engines.batch.manifest import read_earlier
+from engines.errors import Advice, Remedy
+from engines.failures import shown
+from engines.paths import cache_dir, data_dir
+from engines.store.library import ClipLibrary
+from engines.team import records
+from engines.team.bundle import TakeBundle, bundle_take, file_path
+from engines.team.connection import TEAM_SETTING, TeamConnection
+from engines.team.content_store import ContentStore
+from engines.team.entries import TeamEntry, TeamQuery
+from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
+from engines.team.fetching import cached_copy, fetch_files
+from engines.team.outbox import Outbox
+from engines.team.session import connect, psycopg, read_only, reworded
+from engines.team.watcher import TeamWatcher
+
+if TYPE_CHECKING:
+    import psycopg as psycopg_types
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+OUTBOX_DIR = "team"
+BATCH_DONE = ("ok", "skipped")
+
+
+@dataclass
+class PublishReport:
+    """What a publish or a send did: takes the server now has (local id, team id, new),
+    how many still wait in the outbox, and sentences about takes that could not go."""
+
+    published: list[tuple[int | None, int, bool]] = field(default_factory=list)
+    waiting: int = 0
+    problems: list[str] = field(default_factory=list)
+    unreachable: str | None = None  # the sentence, when the server could not be reached
+
+
+class TeamLibrary:
+    """The team library at `connection`, used by `designer`; the outbox in the data folder
+    unless `outbox_root` is given."""
+
+    def __init__(self, connection: TeamConnection, designer: str,
+                 outbox_root: Path | None = None) -> None:
+        self.connection = connection
+        self.designer = designer
+        self.outbox = Outbox(outbox_root or data_dir() / OUTBOX_DIR)
+        self.notice: str | None = None
+        self._conn: psycopg_types.Connection | None = None
+        self._store: ContentStore | None = None
+        self._may_publish: bool | None = None  # asked once a connection
+
+    # ---- the connection --------------------------------------------------------------------
+
+    def _connection(self) -> psycopg_types.Connection:
+        if self._conn is not None and not self._conn.closed and not self._conn.broken:
+            return self._conn
+        self._drop()
+        try:
+            self._conn = connect(self.connection)
+        except TeamUnreachable as err:
+            self.notice = self.notice or str(err)
+            raise
+        self.notice = None
+        return self._conn
+
+    def _drop(self) -> None:
+        conn, self._conn, self._may_publish = self._conn, None, None
+        if conn is not None:
+            try:
+                conn.close()
+            except Exception:  # a broken connection may fail to close; it is gone either way
+                log.debug("closing a broken team connection", exc_info=True)
+
+    def _run(self, work: Callable[[psycopg_types.Connection], T]) -> T:
+        """`work` on the connection, its failures as sentences (see engines.team.session)."""
+        conn = self._connection()
+        try:
+            return work(conn)
+        except psycopg.Error as err:
+            problem = reworded(err, self.connection)
+            if isinstance(problem, TeamUnreachable):
+                self._drop()
+                self.notice = self.notice or str(problem)
+            raise problem from err
+
+    def store(self) -> ContentStore:
+        """The shared audio store: the connection line's, else the one the server records."""
+        if self._store is None:
+            root = self.connection.store
+            if root is None:
+                row = self._run(lambda c: c.execute(
+                    "SELECT value FROM team_settings WHERE key = 'store'").fetchone())
+                if row is None:
+                    raise TeamError(Advice("The team library records no audio store; add "
+                                           "store=FOLDER to {0}.", Remedy.setting(TEAM_SETTING)))
+                root = Path(row[0])
+            self._store = ContentStore(root)
+        return self._store
+
+    # ---- publishing ------------------------------------------------------------------------
+
+    def publish(self, library: ClipLibrary, take_ids: Iterable[int],
+                batch_files: dict[int, Path] | None = None) -> PublishReport:
+        """Deliver each take's files into the outbox, queue it, and send everything queued.
+        LibraryError for a take that cannot be read (nothing queued for it); TeamRefused
+        for a login that may only read (nothing queued)."""
+        reachable = self._check_may_publish()
+        for take_id in dict.fromkeys(take_ids):
+            bundle = bundle_take(library, take_id, self.designer, self.outbox.folder_for,
+                                 (batch_files or {}).get(take_id))
+            self.outbox.put(bundle, self.connection.where)
+        return self.send_queued() if reachable else self._queued_only()
+
+    def publish_bundles(self, bundles: Iterable[TakeBundle]) -> PublishReport:
+        """Queue bundles made ready elsewhere (their files already in outbox.folder_for(key))
+        and send everything queued."""
+        reachable = self._check_may_publish()
+        for bundle in bundles:
+            self.outbox.put(bundle, self.connection.where)
+        return self.send_queued() if reachable else self._queued_only()
+
+    def publish_batch(self, library: ClipLibrary, folder: Path) -> PublishReport:
+        """The takes a batch rendered into `folder` (its manifest.json), with the files the
+        batch delivered."""
+        items, problem = read_earlier(folder)
+        if problem is not None:
+            raise TeamError(problem)
+        if not items:
+            raise TeamError(f"The folder {shown(folder)} holds no batch manifest.json with "
+                            "rendered takes; give a batch's output folder.")
+        files = {int(item["library_id"]): folder / str(item.get("file"))
+                 for item in items if item.get("status") in BATCH_DONE
+                 and isinstance(item.get("library_id"), int) and item.get("file")}
+        if not files:
+            raise TeamError(f"The batch in {shown(folder)} kept no takes in the library, so "
+                            "there is nothing to publish; render it again keeping its takes.")
+        return self.publish(library, list(files), files)
+
+    def _check_may_publish(self) -> bool:
+        """TeamRefused now for a read-only login, rather than a publish queued in vain; the
+        server away, the question waits for it (and so does the publish). Whether the
+        server answered."""
+        if self._may_publish:
+            return True
+        try:
+            self._may_publish = self._run(records.may_publish)
+        except TeamUnreachable:
+            return False
+        if not self._may_publish:
+            raise read_only(self.connection)
+        return True
+
+    def _queued_only(self) -> PublishReport:
+        """The report of a publish that only queued: the server did not answer just now
+        (asking it again at once would only wait for the same timeout)."""
+        return PublishReport(waiting=self.outbox.count(self.connection.where),
+                             unreachable=self.notice)
+
+    def send_queued(self) -> PublishReport:
+        """Send every bundle waiting for this team library, oldest first."""
+        report = PublishReport()
+        for bundle in self.outbox.pending(self.connection.where):
+            try:
+                team_id, new = self.send(bundle)
+            except TeamUnreachable as err:
+                report.unreachable = str(err)
+                break
+            except TeamRefused:
+                raise  # the same for every take: said once, the outbox kept as it is
+            except TeamError as err:
+                self.outbox.failed(bundle.key, str(err))
+                report.problems.append(str(err))
+                continue
+            report.published.append((bundle.local_id, team_id, new))
+        report.waiting = self.outbox.count(self.connection.where)
+        return report
+
+    def send(self, bundle: TakeBundle) -> tuple[int, bool]:
+        """One queued bundle to the server: its files into the store (unless the team has the
+        take already), then its row in one transaction; then out of the outbox."""
+        known = self._run(lambda c: c.execute("SELECT id FROM takes WHERE take_key = %s",
+                                              (bundle.key,)).fetchone())
+        if known is None:
+            store = self.store()
+            folder = self.outbox.folder_for(bundle.key)
+            for entry in bundle.files:
+                store.put(file_path(folder, entry), entry.sha256)
+        result = self._run(lambda c: records.insert_bundle(c, bundle))
+        self.outbox.done(bundle.key)
+        log.info("Team library: take %s published as team take #%d", bundle.local_id, result[0])
+        return result
+
+    # ---- finding ---------------------------------------------------------------------------
+
+    def find(self, query: TeamQuery | None = None) -> list[TeamEntry]:
+        """Team takes matching `query`, newest first."""
+        return self._run(lambda c: records.find(c, query or TeamQuery(), self.designer))
+
+    def similar(self, take_id: int, query: TeamQuery | None = None) -> list[TeamEntry]:
+        """The team takes that sound most like team take `take_id`, nearest first."""
+        found = self._run(lambda c: records.similar(c, take_id, query or TeamQuery(),
+                                                    self.designer))
+        if found is None:
+            raise _no_take(take_id)
+        return found
+
+    def entry(self, take_id: int) -> TeamEntry:
+        """One team take with its files."""
+        found = self._run(lambda c: records.entry(c, take_id, self.designer))
+        if found is None:
+            raise _no_take(take_id)
+        return found
+
+    def fetch(self, take_id: int, folder: Path, roles: Iterable[str] | None = None
+              ) -> list[Path]:
+        """Copies of a team take's files (all, or those of `roles`) in `folder`, each checked
+        against its SHA-256; never replacing a file there. The paths written."""
+        entry = self.entry(take_id)
+        wanted = set(roles) if roles is not None else None
+        files = [f for f in entry.files
+                 if wanted is None or f.role.removesuffix("-sidecar") in wanted]
+        return fetch_files(self.store(), files, folder)
+
+    def local_copy(self, take_id: int) -> Path:
+        """The team take's sound on this machine (its finished file when it has one), fetched
+        into the cache once and checked: for playing and dragging from the team library."""
+        files = {f.role: f for f in self.entry(take_id).files}
+        chosen = files.get("finished") or files.get("batch") or files.get("take")
+        if chosen is None:
+            raise TeamError(f"Team take #{take_id} has no audio file; publish it again.")
+        return cached_copy(self.store(), chosen, cache_dir() / "team")
+
+    # ---- ratings, tags, notes --------------------------------------------------------------
+
+    def rate(self, take_id: int, stars: int) -> TeamEntry:
+        if not 0 <= stars <= 5:
+            raise TeamError(f"{stars} is not a rating; give 0 to 5 stars.")
+        if not self._run(lambda c: records.rate(c, take_id, self.designer, stars)):
+            raise _no_take(take_id)
+        return self.entry(take_id)
+
+    def tag(self, take_id: int, add: Iterable[str] = (), remove: Iterable[str] = ()
+            ) -> TeamEntry:
+        added = [" ".join(t.split()) for t in add if t.strip()]
+        removed = [" ".join(t.split()) for t in remove if t.strip()]
+        if not self._run(lambda c: records.retag(c, take_id, self.designer, added, removed)):
+            raise _no_take(take_id)
+        return self.entry(take_id)
+
+    def note(self, take_id: int, text: str) -> None:
+        if text.strip() and not self._run(
+                lambda c: records.add_note(c, take_id, self.designer, text.strip())):
+            raise _no_take(take_id)
+
+    # ---- watching and lifetime -------------------------------------------------------------
+
+    def watch(self, last_id: int | None = None) -> TeamWatcher:
+        """A watcher of takes other designers publish from now (or after `last_id`); give it
+        a thread of its own."""
+        return TeamWatcher(self.connection, self.designer, last_id)
+
+    def close(self) -> None:
+        self._drop()
+        self.outbox.close()
+
+    def __enter__(self) -> TeamLibrary:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _no_take(take_id: int) -> TeamError:
+    return TeamError(Advice(f"There is no take #{take_id} in the team library; give an id "
+                            "that {0} shows.", Remedy.command("team list")))

@@ -1,0 +1,114 @@
+"""Connecting to the team's server, and its failures as sentences: a server that cannot be
+reached (TeamUnreachable: work goes on locally, publishes wait in the outbox), a login it
+refuses or a right the login lacks (TeamRefused: retrying changes nothing), anything else
+(TeamError)."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from engines.errors import Advice, Remedy
+from engines.lazy import lazy_import
+from engines.team.connection import TEAM_SETTING, TeamConnection
+from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
+from engines.team.migrations import check_schema
+
+if TYPE_CHECKING:
+    import psycopg as psycopg_types
+
+psycopg = lazy_import("psycopg")
+log = logging.getLogger(__name__)
+
+CONNECT_TIMEOUT_S = 3
+HNSW_EF_SEARCH = 100  # candidates "more like this" weighs: recall@10 0.87 at pgvector's 40
+APPLICATION_NAME = "SA3 Studio"
+# SQLSTATE classes and codes (PostgreSQL, Appendix A).
+_LOGIN_REFUSED = ("28000", "28P01")  # invalid authorization, invalid password
+_NO_RIGHT = "42501"  # insufficient_privilege
+_NO_DATABASE = "3D000"  # invalid_catalog_name
+_CONNECTION_CLASSES = ("08", "57")  # connection exception; operator intervention (shutdown)
+
+
+def connect(connection: TeamConnection, check: bool = True) -> psycopg_types.Connection:
+    """An autocommit connection to the team library, its schema checked (`check`)."""
+    try:
+        conn = psycopg.connect(connection.conninfo, autocommit=True,
+                               connect_timeout=CONNECT_TIMEOUT_S,
+                               application_name=APPLICATION_NAME)
+    except psycopg.Error as err:
+        raise reworded(err, connection) from err
+    if check:
+        try:
+            check_schema(conn, connection.where)
+        except BaseException:
+            conn.close()
+            raise
+    tune(conn)
+    return conn
+
+
+def tune(conn: psycopg_types.Connection) -> None:
+    """The settings every team connection searches with."""
+    # A plan for the words at hand, never a generic one (psycopg prepares a statement run
+    # five times, and a generic plan of a search by a common word is the wrong plan for a
+    # rare one: seconds instead of milliseconds over a million takes).
+    conn.execute("SET plan_cache_mode = force_custom_plan")
+    try:  # pgvector 0.8+: a filtered "more like this" keeps searching until it has enough
+        conn.execute(f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
+        conn.execute("SET hnsw.iterative_scan = relaxed_order")
+    except psycopg.Error:
+        log.info("this pgvector has no iterative index scans; filtered searches may return "
+                 "fewer takes")
+
+
+def reworded(err: BaseException, connection: TeamConnection) -> TeamError:
+    """A psycopg failure as the sentence a user can act on."""
+    where = connection.where
+    state = getattr(err, "sqlstate", None) or _refused_at_startup(err)
+    detail = _first_line(err)
+    if state in _LOGIN_REFUSED:
+        return TeamRefused(Advice(f"The team library at {where} refused the login "
+                                  f"'{connection.user}' ({detail}); check {{0}}: it should be "
+                                  "the line the team's server printed.",
+                                  Remedy.setting(TEAM_SETTING)))
+    if state == _NO_RIGHT:
+        return read_only(connection)
+    if state == _NO_DATABASE:
+        return TeamError(Advice(f"The team server has no team library at {where}; check {{0}}, "
+                                "or run {1} on the server to make it.",
+                                Remedy.setting(TEAM_SETTING), Remedy.command("team init")))
+    if isinstance(err, psycopg.OperationalError) or state[:2] in _CONNECTION_CLASSES:
+        return TeamUnreachable(f"The team library at {where} cannot be reached ({detail}); "
+                               "you can keep working on the local library, and publishes wait "
+                               "in the outbox until it is back.")
+    log.info("team library error", exc_info=err)
+    return TeamError(f"The team library at {where} could not do that ({detail}); see the log "
+                     "file for details.")
+
+
+def read_only(connection: TeamConnection) -> TeamRefused:
+    """The refusal of a change to a login that may only read."""
+    return TeamRefused(Advice(f"The login '{connection.user}' may only read the team library "
+                              f"at {connection.where}, so nothing was changed; to publish, "
+                              "rate or tag, set {0} to a publisher's connection line.",
+                              Remedy.setting(TEAM_SETTING)))
+
+
+def _refused_at_startup(err: BaseException) -> str:
+    """The SQLSTATE of a connection the server refused as it started (libpq gives none: there
+    is no result to carry it), from the server's words; "" for anything else."""
+    text = str(err)
+    if "authentication failed" in text or "no pg_hba.conf entry" in text:
+        return _LOGIN_REFUSED[1]
+    if 'database "' in text and "does not exist" in text:
+        return _NO_DATABASE
+    return ""
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    words = text[0] if text else type(err).__name__
+    # libpq's "connection failed: connection to server at ... failed: Connection refused"
+    words = words.rsplit(": ", 1)[-1] if "connection" in words.lower() else words
+    return words.strip().rstrip(".")[:200]
