@@ -15,7 +15,7 @@ import logging
 import os
 from pathlib import Path
 
-from engines.audio_io.atomic import create_temp_beside, release, remove_quietly
+from engines.audio_io.atomic import create_temp_beside, remove_quietly
 from engines.delivery.names import free_name
 from engines.failures import sentence, shown
 from engines.team.content_store import ContentStore
@@ -71,34 +71,39 @@ def cached_copy(store: ContentStore, file: TeamFile, cache: Path) -> Path:
     except OSError:
         pass
     cache.mkdir(parents=True, exist_ok=True)
-    temp_box: list[Path] = []
-
-    def open_temp() -> tuple[int, Path]:
-        temp = create_temp_beside(target, target.suffix)
-        temp_box.append(temp)
-        return os.open(temp, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0)), temp
-
+    temps = _TempsBeside(target)
     try:
-        os.replace(store.copy_verified(file.sha256, open_temp), target)
+        os.replace(store.copy_verified(file.sha256, temps.open), target)
     except OSError as err:
         raise TeamError(sentence(f"Could not keep a copy of {shown(file.name)} in "
                                  f"{shown(cache)}", err)) from err
     finally:
-        for temp in temp_box:
-            remove_quietly(temp)
+        temps.remove()
     return target
 
 
-def _copy(store: ContentStore, file: TeamFile, target: Path) -> Path:
-    temp_box: list[Path] = []
+class _TempsBeside:
+    """The temporaries one verified copy makes beside its target (the store's copy opens one
+    per attempt), all removed afterwards whatever happened."""
 
-    def open_temp() -> tuple[int, Path]:
-        temp = create_temp_beside(target, target.suffix)
-        temp_box.append(temp)
+    def __init__(self, target: Path) -> None:
+        self.target = target
+        self.made: list[Path] = []
+
+    def open(self) -> tuple[int, Path]:
+        temp = create_temp_beside(self.target, self.target.suffix)
+        self.made.append(temp)
         return os.open(temp, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_BINARY", 0)), temp
 
+    def remove(self) -> None:
+        for temp in self.made:
+            remove_quietly(temp)  # releases its lock too
+
+
+def _copy(store: ContentStore, file: TeamFile, target: Path) -> Path:
+    temps = _TempsBeside(target)
     try:
-        temp = store.copy_verified(file.sha256, open_temp)
+        temp = store.copy_verified(file.sha256, temps.open)
         _link_new(temp, target)
     except FileExistsError:
         raise
@@ -106,9 +111,7 @@ def _copy(store: ContentStore, file: TeamFile, target: Path) -> Path:
         raise TeamError(sentence(f"Could not write {shown(target)}", err,
                                  "nothing was replaced; choose another folder")) from err
     finally:
-        for temp in temp_box:
-            remove_quietly(temp)
-            release(temp)
+        temps.remove()
     log.info("Fetched %s (%s)", target, file.sha256[:12])
     return target
 
