@@ -37,12 +37,17 @@ def open_window(qtbot):
 
 
 def show_at(qtbot, win, size) -> None:
-    """The window on screen at `size` ("min": the smallest it can be), laid out."""
+    """The window on screen at `size` ("min": the smallest it can be), laid out. The minimum
+    is taken again once the window is laid out on screen: showing it can change what it can
+    shrink to (text measured in the screen's fonts), and a window never shrinks by itself."""
     win.resize(win.minimumSizeHint() if size == "min" else QSize(*size))
     if not win.isVisible():
         win.show()
         qtbot.waitExposed(win)
     settle()
+    if size == "min":
+        win.resize(win.minimumSizeHint())
+        settle()
 
 
 def settle() -> None:

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tests.browser_support import show_at
+
 APP_DIR = Path(__file__).resolve().parent.parent / "app"
 CHECKED = (QPushButton, QToolButton, QLabel, QComboBox, QLineEdit, QAbstractSpinBox)
 SIZES = ["min", (1280, 720), (1920, 1080)]
@@ -55,17 +57,6 @@ def window(qtbot, home):
     win = open_window(qtbot)
     yield win
     win.studio.shutdown()
-
-
-def show_at(qtbot, win, size) -> None:
-    if size == "min":
-        win.resize(win.minimumSizeHint())
-    else:
-        win.resize(*size)
-    win.show()
-    qtbot.waitExposed(win)
-    for _ in range(5):  # let the layouts settle (deferred LayoutRequests)
-        QApplication.processEvents()
 
 
 def squeezed(win) -> tuple[list[str], int]:

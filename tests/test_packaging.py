@@ -5,6 +5,7 @@ as such (not as a disk problem); the desktop entry is valid and points at the pr
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -41,13 +42,23 @@ def _source_tree(into: Path) -> Path:
     return into
 
 
+def _has_setuptools(major: int) -> bool:
+    try:
+        return int(importlib.metadata.version("setuptools").split(".")[0]) >= major
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return False
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("git") is None or not (REPO / ".git").exists():
         pytest.skip("needs the git checkout to know which files are the source")
     work = tmp_path_factory.mktemp("wheel")
     source = _source_tree(work / "src")
-    built = subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir",
+    # With the setuptools pyproject asks for here, build in this environment: an isolated
+    # build downloads setuptools, and a machine without a package index (the GPU one) cannot.
+    isolation = ["--no-isolation"] if _has_setuptools(68) else []
+    built = subprocess.run([sys.executable, "-m", "build", "--wheel", *isolation, "--outdir",
                             str(work / "dist"), str(source)], capture_output=True, text=True,
                            timeout=600)
     assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
@@ -66,7 +77,9 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; "
                                 "print(sysconfig.get_path('purelib'))"], capture_output=True,
                                text=True, check=True).stdout.strip())
-    (site / "borrowed_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    borrowed = [sysconfig.get_path("purelib"), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    (site / "borrowed_dependencies.pth").write_text(
+        "".join(f"{path}\n" for path in borrowed if path and Path(path).resolve() != REPO))
     done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
                            "--no-deps", "--no-index", "-q", str(wheel)], capture_output=True,
                           text=True, timeout=300)

@@ -88,6 +88,11 @@ def indexes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     server = FakeIndexServer(tmp_path / "indexes", json_indexes={"nvidia"})
     monkeypatch.setenv(INDEX_ENV, f"{pypi.url(server)} {nvidia.url(server)}")
     monkeypatch.setenv("SA3_STUDIO_HUB_TIMEOUT", "5")
+    # The fakes carry real names: one this environment happens to have (the GPU machine has
+    # cuda-pathfinder) must still be fetched, as on a bundle user's machine.
+    already_here = gpu_runtime._already_here
+    monkeypatch.setattr(gpu_runtime, "_already_here",
+                        lambda name, spec: name not in EXPECTED and already_here(name, spec))
     yield pypi, nvidia, server
     server.close()
 
@@ -148,7 +153,9 @@ def test_the_fetched_runtime_is_what_the_next_start_imports(indexes, tmp_path: P
              "import tensorrt, pynvml; "
              "print(tensorrt.__version__, tensorrt.Logger.WARNING, tensorrt_version(), "
              "str(site) in sys.path, tensorrt.__file__.startswith(str(site)))")
-    env = {**os.environ, "SA3_STUDIO_HOME": str(home), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "SA3_STUDIO_HOME": str(home),
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO),
+                                                       os.environ.get("PYTHONPATH"))))}
     done = subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr

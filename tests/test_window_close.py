@@ -92,7 +92,9 @@ _SCRIPT = textwrap.dedent(
 
 def _run(scenario: str, home: Path) -> subprocess.CompletedProcess:
     env = {"SA3_STUDIO_HOME": str(home), "QT_QPA_PLATFORM": "offscreen",
-           "PYTHONPATH": str(REPO_ROOT), "HF_HUB_OFFLINE": "1"}
+           "PYTHONPATH": os.pathsep.join(filter(None, (str(REPO_ROOT),
+                                                       os.environ.get("PYTHONPATH")))),
+           "HF_HUB_OFFLINE": "1"}
     return subprocess.run([sys.executable, "-c", _SCRIPT, scenario], cwd=REPO_ROOT,
                           env={**_base_env(), **env}, capture_output=True, text=True,
                           timeout=RUN_LIMIT_S)
