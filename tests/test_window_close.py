@@ -101,8 +101,9 @@ def _run(scenario: str, home: Path) -> subprocess.CompletedProcess:
 
 
 def _base_env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL",
-                                                         "TMPDIR", "XDG_RUNTIME_DIR")}
+    """This environment without SA3 Studio's own settings: the system's (library and font
+    paths included - the GPU machine finds Qt's libraries through LD_LIBRARY_PATH)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("SA3_STUDIO")}
 
 
 @pytest.mark.parametrize("scenario", ["at-once", "downloading", "generating", "loop-quit"])
