@@ -17,7 +17,7 @@ export PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/syslib:${LD_LIBRARY_PATH:-} \
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # 12 workers (pytest-xdist, carried in .whl): one process no longer fits a 10-minute call. A
 # worker cannot report a test whose id holds non-UTF-8 bytes, so that one runs alone after.
-nu=tests/test_library.py::test_library_in_a_folder_whose_name_is_not_utf8
+nu=tests/engines/test_library.py::test_library_in_a_folder_whose_name_is_not_utf8
 python3 -m pytest -q -p no:cacheprovider -n 12 -rfEs --deselect "$nu" \
     --junitxml="$out/gpu-$day-junit.xml" 2>&1 | tee "$out/gpu-$day-tests.log" | tail -25
 python3 -m pytest -q -p no:cacheprovider -rfEs "$nu" 2>&1 | tee -a "$out/gpu-$day-tests.log" \
