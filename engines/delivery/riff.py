@@ -6,6 +6,13 @@ Where a chunk goes matters to its readers: BWF tools look for `bext` and `iXML` 
 (EBU Tech 3285 puts `bext` ahead of `data`, and a reader that stops at `data` still finds them),
 while `smpl` and `cue ` go after it, as add_loop_points puts `smpl`.
 
+Simple readers step from a chunk to `start + 8 + size` and ignore RIFF's pad byte after an odd
+size: Godot 3's WAV importer then reads the pad byte as the next chunk's id, never finds `data`
+or `smpl`, and imports silence (issue 30). So a delivery writes only even-sized chunks, its odd
+text bodies filled out inside the chunk (`padded_inside`, PAD_INSIDE); and the one chunk whose
+size is not ours to choose, `data` (24-bit mono of an odd frame count), is moved to the end
+whenever it is odd, so no chunk follows a pad byte.
+
 The loop's cue id: smpl_payload numbers its loops from 0 (loop i has cue id i), and `cue_payload`
 numbers its points from 0 too, so `cue_payload([start for start, _ in loops])` gives each loop's
 start a cue point whose id is that loop's id, as the RIFF spec's "dwIdentifier may correspond to
@@ -42,6 +49,11 @@ CUE_ID = b"cue "
 BEFORE_DATA = (BEXT_ID, IXML_ID)
 # Chunks that describe the audio itself: replacing them would break the file.
 STRUCTURAL = frozenset({b"RIFF", b"RF64", b"BW64", b"fmt ", b"data", b"LIST", b"ds64"})
+# How an odd body is filled out inside its own chunk, with what its readers already skip: a NUL
+# after bext's CodingHistory (the C string readers take stops there; BWF writers pad so) and a
+# space after iXML's document (XML allows white space after the root element). smpl (36 + 24
+# bytes a loop) and cue (4 + 24 a point) are even by layout; libsndfile pads every INFO string.
+PAD_INSIDE = {BEXT_ID: b"\0", IXML_ID: b" "}
 
 # EBU Tech 3285 (v2, 2011) field sizes in bytes.
 BEXT_DESCRIPTION = 256
@@ -97,8 +109,10 @@ def set_wav_chunks(path: str | os.PathLike[str], chunks: list[tuple[bytes, bytes
     Meant for a file the caller is still preparing (an atomic save's temporary): the rewrite is
     not atomic by itself. An old chunk of a given id is dropped wherever it was; `bext` and
     `iXML` go right before `data` (after fmt, fact and PEAK as libsndfile writes them), every
-    other id at the end. All other chunks stay byte for byte, odd sizes get their pad byte,
-    and the RIFF size is fixed. ValueError for an id that is not 4 bytes, is given twice, or
+    other id at the end - or before `data` too when `data` is odd-sized, which then ends the
+    file. All other chunks stay byte for byte, odd sizes get their pad byte, and the RIFF size
+    is fixed (a delivery passes its payloads through padded_inside first, so that none of its
+    chunks needs a pad byte). ValueError for an id that is not 4 bytes, is given twice, or
     names a chunk the audio depends on (fmt, data, LIST ...).
     """
     _check_ids(chunks)
@@ -109,10 +123,13 @@ def set_wav_chunks(path: str | os.PathLike[str], chunks: list[tuple[bytes, bytes
     replaced = {chunk_id for chunk_id, _ in chunks}
     before = [c for wanted in BEFORE_DATA for c in chunks if c[0] == wanted]
     after = [c for c in chunks if c[0] not in BEFORE_DATA]
+    kept = [chunk for chunk in layout.chunks if chunk[0] not in replaced]
+    if any(chunk_id == b"data" and size & 1 for chunk_id, _, size in kept):
+        # A reader that ignores the pad byte would misread whatever follows an odd `data`.
+        kept.sort(key=lambda chunk: chunk[0] == b"data")  # stable: only data moves, to the end
+        before, after = before + after, []
     out = bytearray(data[:12])
-    for chunk_id, offset, size in layout.chunks:
-        if chunk_id in replaced:
-            continue
+    for chunk_id, offset, size in kept:
         if chunk_id == b"data":
             for new_id, payload in before:
                 _append(out, new_id, payload)
@@ -134,6 +151,18 @@ def set_wav_chunks(path: str | os.PathLike[str], chunks: list[tuple[bytes, bytes
             handle.write(out)
     except OSError as err:
         raise AudioFileError(sentence(f"{what} {shown(file)}", err)) from err
+
+
+def padded_inside(chunk_id: bytes, payload: bytes) -> bytes:
+    """`payload` as an even-sized chunk body: an odd one gets its chunk's filler (PAD_INSIDE)
+    at the end. ValueError for an odd payload of a chunk without one: a new chunk type must
+    say how it pads before a delivery may carry it."""
+    if not len(payload) & 1:
+        return bytes(payload)
+    if chunk_id not in PAD_INSIDE:
+        raise ValueError(f"the {chunk_id!r} payload is {len(payload)} bytes (odd) and that "
+                         f"chunk has no filler in PAD_INSIDE; make it even")
+    return bytes(payload) + PAD_INSIDE[chunk_id]
 
 
 def _check_ids(chunks: list[tuple[bytes, bytes]]) -> None:

@@ -3,10 +3,11 @@ take, a drag-out copy - is written here, and nowhere else (tests/test_delivery_s
 holds the tree to that).
 
 A file is written beside its target under a hidden temporary name (engines.audio_io.atomic),
-with its metadata (INFO title and note, then the RIFF chunks bext, iXML, smpl and cue for WAV or
-Vorbis comments for FLAC and Ogg), read back to check that every frame arrived, synced, and only
-then moved over the target, so a failure (full disk, no permission, a crash) leaves any
-existing file untouched and no temporary behind. Every failure is one AudioFileError sentence.
+with its metadata (INFO title and note, then the RIFF chunks bext, iXML, smpl and cue for WAV,
+each of even size so that no reader needs the pad byte, or Vorbis comments for FLAC and Ogg),
+read back to check that every frame arrived, synced, and only then moved over the target, so a
+failure (full disk, no permission, a crash) leaves any existing file untouched and no temporary
+behind. Every failure is one AudioFileError sentence.
 """
 
 from __future__ import annotations
@@ -192,6 +193,10 @@ def _add_metadata(temp: Path, container: str, tags: FileTags, loop: Loop | None)
             chunks += [(SMPL_ID, smpl_payload([loop], rate)),
                        (b"cue ", riff.cue_payload([loop[0]]))]
         if chunks:
+            # Every body even, filled out inside its chunk: no reader may depend on the pad
+            # byte (Godot 3's importer does not skip it, see engines.delivery.riff).
+            chunks = [(chunk_id, riff.padded_inside(chunk_id, payload))
+                      for chunk_id, payload in chunks]
             riff.set_wav_chunks(temp, chunks)  # looked up at call time: a test fills the disk there
         return
     fields = dict(tags.vorbis)
