@@ -15,6 +15,7 @@ import sqlite3
 from pathlib import Path
 
 from engines.errors import StudioError
+from engines.text_display import terminal_text
 
 Reason = tuple[str, str]
 """(what happened, what to do): lower case, no final full stop."""
@@ -171,16 +172,12 @@ def sentence(what: str, err: BaseException, advice: str | None = None) -> str:
 # --------------------------------------------------------------------------------------------
 # Text that goes to a terminal
 
-_CONTROL = {i: f"\\x{i:02x}" for i in (*range(0x00, 0x20), 0x7F)}
-_CONTROL.update({0x09: " ", 0x0A: " ", 0x0D: " "})
-_CONTROL.update({i: f"\\u{i:04x}" for i in range(0x80, 0xA0)})  # C1 controls (CSI = 0x9b)
-
-
 def printable(text: object) -> str:
-    """Text safe to print on a terminal: control characters (ESC, BEL, NUL, CR, ...) escaped
-    so a prompt can never rewrite the user's screen, and bytes that are not UTF-8 (a file name
-    or argument the OS gave us as surrogate escapes) shown as \\xff."""
-    value = str(text).translate(_CONTROL)
+    """Text safe to print on a terminal: control characters (ESC, BEL, NUL, CR, ...),
+    bidirectional and zero-width characters escaped (engines.text_display.terminal_text) so a
+    prompt can never rewrite the user's screen or turn a line around, and bytes that are not
+    UTF-8 (a file name or argument the OS gave us as surrogate escapes) shown as \\xff."""
+    value = terminal_text(text)
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:

@@ -1,5 +1,5 @@
 """Reading a sound list: CSV (a header row, then one sound per row) or JSON (a list of objects
-with the same keys), UTF-8 with or without a byte-order mark.
+with the same keys), UTF-8 with or without a byte-order mark, or UTF-16/32 with one.
 
 Each row keeps where it came from, so a bad one can be named: "line 7" in a CSV is the physical
 line the row starts on (a quoted cell may span lines), "item [3]" in JSON is its index counted
@@ -18,6 +18,13 @@ from typing import Any
 
 from engines.failures import os_reason, shown
 from engines.number_text import json_loads
+from engines.text_files import (
+    TextFileError,
+    cell_limit_phrase,
+    cell_too_large,
+    decode_text,
+    kind_problem,
+)
 
 REQUIRED = ("name", "prompt")
 OPTIONAL = ("seconds", "variations", "seed", "negative_prompt", "model", "decoder",
@@ -79,8 +86,8 @@ def read_list(path: Path) -> SoundList:
 
 def _read_text(path: Path) -> str:
     try:
-        if not path.is_file():
-            what = "is a folder" if path.is_dir() else "does not exist"
+        what = kind_problem(path)
+        if what is not None:
             raise ListError(f"The list {shown(path)} {what}; give a CSV or JSON file.")
         if path.stat().st_size > MAX_LIST_BYTES:
             raise ListError(f"The list {shown(path)} is larger than "
@@ -90,10 +97,10 @@ def _read_text(path: Path) -> str:
         happened, todo = os_reason(exc)
         raise ListError(f"Could not read the list {shown(path)}: {happened}; {todo}.") from exc
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ListError(f"The list {shown(path)} is not UTF-8 text; save it as \"CSV UTF-8\" "
-                        "(or JSON) and try again.") from None
+        return decode_text(data)  # UTF-8, or what its byte-order mark says (UTF-16 from Excel)
+    except TextFileError as exc:
+        raise ListError(f"The list {shown(path)} {exc}; save it as \"CSV UTF-8\" (or JSON) "
+                        "and try again.") from None
 
 
 def _csv_rows(path: Path, text: str) -> tuple[list[Row], list[str]]:
@@ -114,6 +121,9 @@ def _csv_rows(path: Path, text: str) -> tuple[list[Row], list[str]]:
                 continue  # blank lines and rows of empty cells (spreadsheets leave them)
             rows.append(_csv_row(where, keys, cells))
     except csv.Error as exc:
+        if cell_too_large(exc):
+            raise ListError(f"The list {shown(path)} {cell_limit_phrase(reader.line_num)}; "
+                            "shorten that cell (a prompt needs far less).") from None
         raise ListError(f"The list {shown(path)} is not readable CSV (line {reader.line_num}: "
                         f"{exc}); check its quotes and save it again.") from None
     return rows, [key for key in dict.fromkeys(keys) if key]

@@ -18,7 +18,7 @@ from engines.cli.words import say
 from engines.errors import CancelledError
 from engines.failures import printable
 from engines.models import gpu_runtime as runtime
-from engines.models.gpu_runtime_fetch import GpuRuntimeError
+from engines.models.gpu_runtime_fetch import GpuRuntimeError, GpuRuntimeOfflineError, check_online
 from engines.models.gpu_runtime_site import site_dir
 from engines.models.inventory import human_size
 
@@ -45,7 +45,7 @@ def _status() -> int:
         f"not used: fetched for {stamp.python} on {stamp.platform}; fetch it again"
     print(printable(f"GPU runtime for CUDA {stamp.cuda} in {folder} ({fits}):"))
     for name, version in stamp.distributions:
-        print(f"  {name} {version}")
+        print(printable(f"  {name} {version}"))  # read from a file in the data folder
     return EXIT_OK
 
 
@@ -66,7 +66,7 @@ class _Printer:
         self._name, self._last = name, now
         of = f"{done * 100 // max(total, 1)}% of {human_size(total)}" if total else \
             human_size(done)
-        print(f"\r[{number}] {name}: {of}", end="", flush=True)
+        print(f"\r[{number}] {printable(name)}: {of}", end="", flush=True)  # the index's name
 
     def finish(self) -> None:
         if self._name:
@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     cuda = runtime.choose_cuda(args.cuda, runtime.driver_cuda_major() if args.cuda is None
                                else None)
+    check_online()  # a setting that blocks every download: refused (exit 2) before we start
     print(f"Fetching the GPU runtime for CUDA {cuda}: "
           f"{', '.join(runtime.RUNTIME_REQUIREMENTS[cuda])} and their dependencies.")
     cancel = threading.Event()
@@ -96,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
     except CancelledError:
         printer.finish()
         raise
+    except GpuRuntimeOfflineError:
+        printer.finish()
+        raise  # a setting to change: exit 2, as every refusal
     except GpuRuntimeError as exc:
         printer.finish()
         raise CommandFailed(say(exc)) from exc

@@ -18,11 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engines.cli.support import EXIT_OK, UsageError
+from engines.cli.support import EXIT_OK, UsageError, warn
 from engines.failures import printable
 from engines.models.inventory import default_catalog
 from engines.similarity.encoding import LatentEncoders
-from engines.similarity.search import SimilarTake, similar_takes, similar_to_file
+from engines.similarity.search import (
+    SimilarTake,
+    file_excerpt,
+    similar_takes,
+    similar_to_file,
+)
 
 if TYPE_CHECKING:
     from engines.store.library import ClipLibrary
@@ -112,13 +117,27 @@ def run_like(library: ClipLibrary, args: argparse.Namespace) -> int:
                          f"with {', '.join(given)}; leave {'them' if len(given) > 1 else 'it'} "
                          "out.")
     limit = _checked_limit(args.limit)
+    excerpt = file_excerpt(args.like)  # also refuses a file that is not audio, before work
     bar = _Bar()
     try:
         found = similar_to_file(library, args.like, limit, encoders=_encoders(library),
                                 progress=bar)
     finally:
         bar.close()
+    if excerpt is not None:
+        compared, whole = excerpt
+        warn(f"'{args.like.name}' is {_duration(whole)} long; only its first "
+             f"{_duration(compared)} were compared (no take is longer).")
     return _show(found, args.json, f"like '{args.like.name}'", library)
+
+
+def _duration(seconds: float) -> str:
+    """6 h 0 min, 6 min 20 s, 45 s: as long as it needs to be, never a fraction."""
+    whole = int(seconds)
+    hours, minutes, rest = whole // 3600, whole // 60 % 60, whole % 60
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {rest} s" if minutes else f"{rest} s"
 
 
 def similar_json(item: SimilarTake) -> dict:

@@ -95,13 +95,13 @@ def cmd_list(args) -> int:
     print(printable("Model folders: " + ", ".join(str(r) for r in catalog.roots)))
     print("\nEngine files and TensorRT:")
     for line in tensorrt_fit_lines(engines_on_disk(catalog), catalog.tensorrt_version):
-        print(f"  {say(line)}")
+        print(printable(f"  {say(line)}"))
     for entry in installed_sets(catalog):
         count = len(entry.files)
         print(f"\n{entry.model}: {entry.label} - {count} file{'s' if count != 1 else ''} on "
               f"disk, {human_size(entry.total_bytes)}")
         for path, size in entry.files:
-            print(f"  {path} ({human_size(size)})")
+            print(printable(f"  {path} ({human_size(size)})"))  # names found on disk
         for where, state in entry.runnable.items():
             verdict = "ready" if state == "ready" else f"not ready - {say(state)}"
             print(f"  {_run_label(where)}: {verdict}")
@@ -147,7 +147,7 @@ def cmd_download(args) -> int:
     files = plan.files
     print(f"{len(files)} file(s), {human_size(plan.total_bytes)} in total:")
     for f in files:
-        print(f"  {f.path} ({human_size(f.size)})")
+        print(printable(f"  {f.path} ({human_size(f.size)})"))  # names the hub listed
     if args.dry_run:
         return EXIT_OK
     dl.check_disk_space(plan, models)
@@ -158,7 +158,7 @@ def cmd_download(args) -> int:
         now = time.monotonic()
         if now - last[0] > 0.5 or all_done == all_total:
             last[0] = now
-            print(f"\r{name}: {done * 100 // max(total, 1)}% | total "
+            print(f"\r{printable(name)}: {done * 100 // max(total, 1)}% | total "
                   f"{all_done * 100 // max(all_total, 1)}% of {human_size(all_total)}", end="",
                   flush=True)
 
@@ -204,8 +204,8 @@ def _build_all(specs, gpu, models: Path) -> int:
     cache = paths.cache_dir() / f"timing-{gpu.sm}.cache"
     cancel = threading.Event()
     for spec in specs:
-        print(f"building {spec.engine_path.relative_to(models)} from {spec.onnx_path.name} "
-              f"({spec.precision})", flush=True)
+        print(printable(f"building {spec.engine_path.relative_to(models)} from "
+                        f"{spec.onnx_path.name} ({spec.precision})"), flush=True)
         start = time.perf_counter()
         try:
             builder.build_engine(spec, gpu_cc=(gpu.major, gpu.minor), cancel=cancel,

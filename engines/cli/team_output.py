@@ -3,7 +3,6 @@ documents its shape), the lines `team init` hands out, and what a publish did.""
 
 from __future__ import annotations
 
-import json
 import sys
 
 from engines.cli.support import warn
@@ -14,6 +13,7 @@ from engines.team.entries import TeamEntry
 from engines.team.migrations import LATEST
 from engines.team.provisioning import TeamSetup
 from engines.team.service import PublishReport
+from engines.text_display import terminal_json
 
 PROMPT_WIDTH = 50
 
@@ -26,9 +26,9 @@ def say_lines(*lines: str) -> None:
 
 
 def json_text(payload: object, indent: int | None = 2) -> str:
-    """JSON for a terminal: C1 controls and DEL escaped too (terminals act on them)."""
-    text = json.dumps(payload, indent=indent, ensure_ascii=False)
-    return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F else c for c in text)
+    """JSON for a terminal: C1 controls, DEL, bidirectional and zero-width characters escaped
+    too (terminals act on them; engines.text_display)."""
+    return terminal_json(payload, indent)
 
 
 def say_json(payload: object, indent: int | None = 2) -> None:

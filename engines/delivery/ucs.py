@@ -22,6 +22,13 @@ from engines.audio_io.atomic import create_temp_beside, fsync_file, release, rem
 from engines.errors import RequestError
 from engines.failures import os_reason, shown
 from engines.paths import data_dir
+from engines.text_files import (
+    TextFileError,
+    cell_limit_phrase,
+    cell_too_large,
+    decode_text,
+    kind_problem,
+)
 
 LIST_FILE_NAME = "ucs.csv"
 REQUIRED_COLUMNS = ("catid", "category", "subcategory")
@@ -115,8 +122,8 @@ def _short(text: str, limit: int = 40) -> str:
 
 def _read_text(file: Path) -> str:
     try:
-        if not file.is_file():
-            what = "is a folder" if file.is_dir() else "does not exist"
+        what = kind_problem(file)
+        if what is not None:
             raise RequestError(f"The UCS list {shown(file)} {what}; give the UCS spreadsheet "
                                f"saved as CSV.")
         if file.stat().st_size > MAX_LIST_BYTES:
@@ -129,10 +136,12 @@ def _read_text(file: Path) -> str:
         raise RequestError(f"Could not read the UCS list {shown(file)}: {happened}; "
                            f"{todo}.") from err
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        # Excel's plain "CSV" on Windows is cp1252; the columns we need are ASCII anyway.
-        return data.decode("cp1252", errors="replace")
+        # By the byte-order mark (UTF-16 from "Unicode Text"), else UTF-8, else Excel's plain
+        # "CSV" on Windows, cp1252 (the columns we need are ASCII anyway).
+        return decode_text(data, fallback="cp1252")
+    except TextFileError as exc:
+        raise RequestError(f"The UCS list {shown(file)} {exc}; save the UCS spreadsheet as "
+                           f"\"CSV UTF-8\" and give that file.") from None
 
 
 def column_key(text: str) -> str:
@@ -140,9 +149,23 @@ def column_key(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.strip().casefold())
 
 
+def _rows(file: Path, text: str, delimiter: str) -> list[list[str]]:
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        return list(reader)
+    except csv.Error as exc:
+        if cell_too_large(exc):
+            raise RequestError(f"The UCS list {shown(file)} "
+                               f"{cell_limit_phrase(reader.line_num)}, so it is not the UCS "
+                               f"spreadsheet; export it again as CSV.") from None
+        raise RequestError(f"The UCS list {shown(file)} is not readable CSV (line "
+                           f"{reader.line_num}: {exc}); export the UCS spreadsheet as CSV "
+                           f"again.") from None
+
+
 def _parse(file: Path, text: str) -> tuple[UcsEntry, ...]:
     for delimiter in DELIMITERS:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
+        rows = _rows(file, text, delimiter)
         for index, row in enumerate(rows[:HEADER_SEARCH_ROWS]):
             columns = _columns(row)
             if columns is not None:

@@ -190,6 +190,8 @@ def fetch_gpu_runtime(cuda: str, progress: Progress, cancel: threading.Event,
         raise GpuRuntimeError(f"Could not use {printable(root)} for the GPU runtime: "
                               f"{reason(exc)[0]}; set SA3_STUDIO_HOME to a folder you can "
                               f"write to.") from exc
+    if client is None:  # huggingface_hub's session refuses every request when offline
+        fetch.check_online()
     files = resolve_and_download(client or fetch.session(), cuda, downloads, progress, cancel)
     staging = root / f".staging-{secrets.token_hex(4)}"
     try:

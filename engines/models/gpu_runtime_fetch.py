@@ -29,6 +29,8 @@ from engines.models.hub_transport import httpx_module, timeouts
 
 log = logging.getLogger(__name__)
 hub = lazy_import("huggingface_hub")
+hub_constants = lazy_import("huggingface_hub.constants")
+hub_errors = lazy_import("huggingface_hub.errors")
 
 CHUNK_BYTES = 1 << 20
 PART_SUFFIX = ".part"
@@ -43,6 +45,28 @@ class GpuRuntimeError(StudioError):
 
 class GpuRuntimeCancelledError(GpuRuntimeError, CancelledError):
     """The user cancelled; the part downloaded so far is kept to resume."""
+
+
+class GpuRuntimeOfflineError(GpuRuntimeError):
+    """huggingface_hub's offline switch is on, and its session refuses every request (the
+    package indexes too): a setting to change, not a failure of the network."""
+
+
+def offline_error() -> GpuRuntimeOfflineError:
+    return GpuRuntimeOfflineError(join(
+        "Hugging Face offline mode is on (HF_HUB_OFFLINE is set), and it blocks every "
+        "download, the GPU runtime's package indexes too; unset HF_HUB_OFFLINE and run ",
+        FETCH_AGAIN, " again."))
+
+
+def check_online() -> None:
+    """GpuRuntimeOfflineError when huggingface_hub's offline switch is on (checked before
+    anything is fetched, so nothing starts that cannot finish). huggingface_hub reads the
+    variables once, as it is imported; they are read again here, as a fresh process would."""
+    variables = (os.environ.get(name, "") for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+    if any(value.strip().upper() in ("1", "ON", "YES", "TRUE") for value in variables) \
+            or getattr(hub_constants, "HF_HUB_OFFLINE", False):
+        raise offline_error()
 
 
 def session() -> Any:
@@ -90,6 +114,8 @@ def project_files(client: Any, index: str, project: str) -> list[IndexFile]:
     except httpx_module().HTTPError as exc:
         raise _transport_failure(f"Reading the list of {project} files", url, exc,
                                  kept=False) from exc
+    except hub_errors.OfflineModeIsEnabled as exc:
+        raise offline_error() from exc
     try:
         return parse_page(project, final_url, content_type, bytes(body))
     except (ValueError, KeyError, TypeError) as exc:
@@ -177,6 +203,8 @@ def _receive(client: Any, file: IndexFile, part: Path, progress: FileProgress,
     except httpx_module().HTTPError as exc:
         raise _transport_failure(f"Downloading {file.filename}", file.url, exc,
                                  kept=part.is_file()) from exc
+    except hub_errors.OfflineModeIsEnabled as exc:  # an OSError, but not about the disk
+        raise offline_error() from exc
     except OSError as exc:
         raise GpuRuntimeError(join(
             f"Could not save {file.filename} in {printable(part.parent)}: {reason(exc)[0]}; "

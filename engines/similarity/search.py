@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engines.audio_io import read_audio
+from engines.audio_io import audio_info, read_audio
+from engines.constants import MAX_INIT_S
 from engines.similarity.backfill import EmbedProgress, embed_missing
 from engines.store.embeddings import Embedded, audio_embedding
 from engines.store.records import LibraryError, TakeRecord
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from engines.store.library import ClipLibrary
 
 DEFAULT_LIMIT = 10
+# A file to search by is compared by its start, as long as the longest take: hours of audio
+# decoded whole took gigabytes (6 h at 8 kHz: 8.8 GB), and no take is longer than this anyway.
+LIKE_SECONDS = MAX_INIT_S
 
 
 @dataclass(frozen=True)
@@ -63,14 +67,23 @@ def similar_takes(library: ClipLibrary, take_id: int, limit: int = DEFAULT_LIMIT
     return _ranked(library, found, limit, exclude={record.id})
 
 
+def file_excerpt(path: str | os.PathLike[str]) -> tuple[float, float] | None:
+    """(seconds compared, seconds in the file) when a file to search by is longer than
+    LIKE_SECONDS, so only its start is compared (front ends say so); None when it is compared
+    whole. Reads the header only; AudioFileError (one sentence) for a file that has none."""
+    seconds = audio_info(path).duration_seconds
+    return (LIKE_SECONDS, seconds) if seconds > LIKE_SECONDS else None
+
+
 def similar_to_file(library: ClipLibrary, path: str | os.PathLike[str],
                     limit: int = DEFAULT_LIMIT, *, encoders: LatentEncoders | None = None,
                     progress: EmbedProgress | None = None) -> list[SimilarTake]:
     """The `limit` takes that sound most like an audio file, closest first. The file is read as
-    init audio is (any format libsndfile reads, resampled to 44.1 kHz, stereo) and encoded in
-    the library's most common latent space when that encoder is at hand. AudioFileError (one
-    sentence) for a file that cannot be read."""
-    audio = read_audio(path)
+    init audio is (any format libsndfile reads, resampled to 44.1 kHz, stereo), its first
+    LIKE_SECONDS only (see file_excerpt), and encoded in the library's most common latent space
+    when that encoder is at hand. AudioFileError (one sentence) for a file that cannot be
+    read."""
+    audio = read_audio(path, max_seconds=LIKE_SECONDS)
     embed_missing(library, encoders, progress)
     return similar_to_audio(library, audio, limit, encoders=encoders)
 
