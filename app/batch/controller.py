@@ -13,21 +13,22 @@ import logging
 import threading
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.batch.dialog import RenderListDialog
 from app.batch.progress import ListProgress
-from app.batch.run import ListRequest, TakeMade, check_request, render_list
 from app.common.displaydata import for_result
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.take import Take
-from engines.batch.session import BatchSummary
-from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.errors import StudioError
 from engines.failures import shown
+
+if TYPE_CHECKING:
+    from app.batch.run import ListRequest, TakeMade
+    from engines.batch.session import BatchSummary
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,7 @@ class BatchController(QObject):
         self.job_id: int | None = None
         self.problems: list[str] = []  # this run's bad rows and failed takes, one sentence each
         self.takes: list[Take] = []  # this run's takes, as added to the session
-        self._last = ("", "", DEFAULT_TEMPLATE)  # the dialog opens with the last values
+        self._last = ("", "", None)  # the dialog opens with the last values (None: default)
         self._refresh = QTimer(self, singleShot=True, interval=LIBRARY_REFRESH_MS)
         self._refresh.timeout.connect(self.libraryChanged)
         progress.cancel_button.clicked.connect(self.cancel)
@@ -78,6 +79,10 @@ class BatchController(QObject):
             self.notifier.status("A sound list is already rendering; wait for it or press "
                                  "Cancel list.")
             return
+        # Imported on first use: the dialog and the list session (engines.batch, delivery) are
+        # a quarter second of imports the window's first paint must not wait for.
+        from app.batch.dialog import RenderListDialog
+
         list_path, out_dir, template = self._last
         dialog = RenderListDialog(self.progress.window(), list_path=list_path, out_dir=out_dir,
                                   template=template)
@@ -100,9 +105,13 @@ class BatchController(QObject):
         self.render_list(Path(list_text), Path(out_text), template=template,
                          keep_in_library=keep, force=force)
 
-    def render_list(self, list_path: Path, out_dir: Path, *, template: str = DEFAULT_TEMPLATE,
+    def render_list(self, list_path: Path, out_dir: Path, *, template: str | None = None,
                     keep_in_library: bool = True, force: bool = False) -> bool:
-        """Render the list on the GPU worker; False (and one sentence) when it cannot start."""
+        """Render the list on the GPU worker (`template`: the file names', None for the
+        default); False (and one sentence) when it cannot start."""
+        # Imported on first use, as the dialog is (open_dialog says why).
+        from app.batch.run import DEFAULT_TEMPLATE, ListRequest, check_request, render_list
+
         if self.running:
             self.notifier.status("A sound list is already rendering; wait for it or press "
                                  "Cancel list.")
@@ -111,7 +120,8 @@ class BatchController(QObject):
             self.notifier.status("A generation is running; wait for it (or press Cancel), "
                                  "then render the list.")
             return False
-        request = ListRequest(Path(list_path), Path(out_dir), template, keep_in_library, force)
+        request = ListRequest(Path(list_path), Path(out_dir), template or DEFAULT_TEMPLATE,
+                              keep_in_library, force)
         try:
             check_request(request)
             if self.gpu.host is None:
@@ -121,14 +131,15 @@ class BatchController(QObject):
             self.notifier.error(str(exc))
             return False
         self.problems, self.takes = [], []
-        self.job_id = self.gpu.submit_list(partial(self._run, request, display=for_result))
+        self.job_id = self.gpu.submit_list(partial(self._run, render_list, request,
+                                                   display=for_result))
         self._show_running(True)
         self.notifier.status(f"Reading the sound list {shown(request.list_path)}...")
         return True
 
-    def _run(self, request: ListRequest, generator, cancel: threading.Event,
+    def _run(self, render_list, request: ListRequest, generator, cancel: threading.Event,
              display=None) -> BatchSummary:
-        """On the worker thread."""
+        """On the worker thread: app.batch.run's render_list."""
         return render_list(request, generator, cancel, _Relay(self), display)
 
     def cancel(self) -> None:

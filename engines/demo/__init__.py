@@ -1,7 +1,9 @@
 """The embedded demo model set: procedural, CPU-friendly, and labelled as not Stable Audio 3.
 
 Built deterministically by our own code on first use into `<models>/onnx/demo/`, with the exact
-SA3 engine I/O contract, so every backend path can be exercised without the real engines.
+SA3 engine I/O contract, so every backend path can be exercised without the real engines. The
+build runs in a process of its own (engines.demo.build says why); running a built set never
+imports onnx, so neither does this module.
 """
 
 from __future__ import annotations
@@ -10,13 +12,13 @@ import hashlib
 import json
 import logging
 import os
+import subprocess
+import sys
 import tempfile
+import threading
 from pathlib import Path
 
-from engines.demo.codec_graphs import decoder_model, encoder_model
-from engines.demo.dit_graph import dit_model
-from engines.demo.recipes import build_tokenizer_json, build_vocabulary
-from engines.demo.text_encoder_graph import text_encoder_model
+from engines.errors import ModelUnavailableError
 from engines.paths import resource_file
 
 log = logging.getLogger(__name__)
@@ -37,13 +39,19 @@ def demo_dir(models_root: Path) -> Path:
     return Path(models_root) / "onnx" / "demo"
 
 
+# The folder that holds the `engines` package: the build process must import the same code.
+_CODE_ROOT = Path(__file__).resolve().parent.parent.parent
+# One build at a time in this process: the window's first-start build and a first take meet.
+_BUILDING = threading.Lock()
+
+
 def _stamp() -> dict:
     recipes = resource_file("demo", "recipes.json").read_bytes()
     return {"builder": BUILDER_VERSION, "recipes_sha256": hashlib.sha256(recipes).hexdigest(),
             "label": DEMO_LABEL}
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -66,28 +74,54 @@ def is_current(models_root: Path) -> bool:
     return stamp == _stamp() and all((folder / name).is_file() for name in files)
 
 
-def ensure_demo_models(models_root: Path) -> Path:
-    """Build (or rebuild after an update) the demo ONNX files; returns their folder.
+def stamp_bytes() -> bytes:
+    """The version stamp's file contents (written last by a build)."""
+    return json.dumps(_stamp(), indent=1).encode("utf-8")
 
-    Each file is written atomically and the version stamp last, so an interrupted build is
-    simply redone next time and concurrent builders write identical bytes.
+
+def ensure_demo_models(models_root: Path) -> Path:
+    """Build (or rebuild after an update) the demo ONNX files, in a process of its own; returns
+    their folder. Waits for that process (the GIL is free meanwhile). Raises OSError when the
+    files cannot be written, ModelUnavailableError when the build fails otherwise.
     """
     folder = demo_dir(models_root)
     if is_current(models_root):
         return folder
-
-    log.info("building the demo model set in %s", folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    vocab = build_vocabulary()
-    models = {
-        TEXT_ENCODER_FILE: text_encoder_model(vocab.embeddings, vocab.bigrams),
-        DIT_FILE: dit_model(),
-        ENCODER_FILE: encoder_model(),
-        DECODER_FILE: decoder_model(),
-        DECODER_COARSE_FILE: decoder_model(coarse=True),
-    }
-    for name, model in models.items():
-        _write_atomic(folder / name, model.SerializeToString(deterministic=True))
-    _write_atomic(folder / TOKENIZER_FILE, build_tokenizer_json().encode("utf-8"))
-    _write_atomic(folder / STAMP_NAME, json.dumps(_stamp(), indent=1).encode("utf-8"))
+    with _BUILDING:
+        if not is_current(models_root):
+            _build_in_own_process(Path(models_root))
     return folder
+
+
+def _build_in_own_process(models_root: Path) -> None:
+    log.info("building the demo model set in %s (a process of its own)", demo_dir(models_root))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_CODE_ROOT), env.get("PYTHONPATH"))
+                                        if p)
+    done = subprocess.run(
+        [sys.executable, "-m", "engines.demo.build", str(models_root)], env=env,
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
+        creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))  # no console on Windows
+    if done.returncode == 0:
+        return
+    if done.stderr.strip():
+        log.error("the demo build process said:\n%s", done.stderr.strip())
+    report = _last_json_line(done.stdout)
+    if "oserror" in report:
+        raise OSError(*report["oserror"])
+    if "refused" in report:
+        raise ModelUnavailableError(str(report["refused"]))
+    raise ModelUnavailableError(
+        f"The demo models could not be built in {demo_dir(models_root)} (the build ended with "
+        f"status {done.returncode}); the details are in the log.")
+
+
+def _last_json_line(text: str) -> dict:
+    for line in reversed(text.splitlines()):
+        try:
+            value = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    return {}
