@@ -8,6 +8,7 @@ import math
 from typing import Any
 
 from engines.finish.quality import describe_flag
+from engines.finish.report_words import method_words, trim_words
 
 
 def _number(value: Any, digits: int = 1) -> str:
@@ -53,14 +54,20 @@ def chain_summary(chain: dict) -> str:
 
 
 def measured(finishing: dict) -> str:
-    """The figures measured after the chain, e.g. "-18.0 LUFS, -1.2 dBTP, 48000 Hz, 2 ch"."""
+    """The figures measured after the chain, e.g. "-18.0 LUFS, -1.2 dBTP, 48000 Hz, 2 ch,
+    0.25 s"; a short take's loudness names its method ("-18.0 LUFS (one 400 ms block, padded
+    with silence)"), and a trim its lengths ("; trim 3.00 s -> 3.00 s, nothing below -60
+    dBFS")."""
     report = finishing.get("report")
     final = report.get("final") if isinstance(report, dict) else None
     if not isinstance(final, dict):
         return "not measured"
-    return (f"{_number(final.get('loudness_lufs'))} LUFS, "
+    method = method_words(final)
+    trim = trim_words(report)
+    return (f"{_number(final.get('loudness_lufs'))} LUFS{f' ({method})' if method else ''}, "
             f"{_number(final.get('true_peak_dbtp'))} dBTP, {final.get('rate', '?')} Hz, "
-            f"{final.get('channels', '?')} ch, {_number(final.get('seconds'), 2)} s")
+            f"{final.get('channels', '?')} ch, {_number(final.get('seconds'), 2)} s"
+            + (f"; {trim}" if trim else ""))
 
 
 def loop_text(finishing: dict) -> str | None:

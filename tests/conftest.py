@@ -73,8 +73,30 @@ def _fresh_gpu_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A data folder of this test's own, made empty and set as $SA3_STUDIO_HOME (tests/app
+    makes it a returning user's)."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    monkeypatch.setenv("SA3_STUDIO_HOME", str(folder))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models folder with the demo set built, once per session (per xdist worker) for every
+    test that renders with `--models-dir`. Tests read it; one that damages models makes its
+    own folder."""
+    from engines import demo
+
+    folder = tmp_path_factory.mktemp("demo-models")
+    demo.ensure_demo_models(folder)
+    return folder
+
+
+@pytest.fixture
 def window(qtbot):
-    """The real window on the demo set (a test file may define its own)."""
+    """The real window on the demo set (tests/app gives each test a data folder of its own)."""
     from app import build_main_window
 
     win = build_main_window()
@@ -107,6 +129,24 @@ def h200_gpu(monkeypatch: pytest.MonkeyPatch, _fresh_gpu_probe: None) -> GpuInfo
     """This test means a machine with one H200 (sm_90), whatever machine runs it."""
     fake_gpu_probe(monkeypatch, H200)
     return H200
+
+
+def _utf8_safe(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    """Tests of paths that are not UTF-8 log and print such paths (as surrogate escapes); a
+    pytest-xdist worker sends its reports as UTF-8 and dies on them (INTERNALERROR). So the
+    captured output and failure text of a report show those bytes as \\udcxx instead."""
+    outcome = yield
+    report = outcome.get_result()
+    report.sections = [(title, _utf8_safe(text)) for title, text in report.sections]
+    if report.longrepr is not None:
+        shown = str(report.longrepr)
+        if _utf8_safe(shown) != shown:
+            report.longrepr = _utf8_safe(shown)
 
 
 def _gpu_skip_reason() -> str | None:

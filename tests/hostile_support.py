@@ -1,5 +1,6 @@
-"""Machinery for tests/test_hostile_cli.py: run the real command line in a subprocess against a
-hostile world made of real files, tmpfs mounts and local HTTP servers, and judge what it did.
+"""Machinery for tests/cli/test_hostile_*.py: run the real command line (in this process, through
+tests/cli_runner.py, or in a subprocess where a case needs one) against a hostile world made of
+real files, tmpfs mounts and local HTTP servers, and judge what it did.
 
 A case is one row of a table (`Case`): how to set the world up, the argv, the exit code the
 README promises, the files that may or must appear. `run_case` snapshots the case's folder tree
@@ -47,6 +48,8 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 import soundfile as sf
+
+from tests.cli_runner import run_cli as in_process_cli
 
 REPO = Path(__file__).resolve().parent.parent
 MAIN = REPO / "main.py"
@@ -110,6 +113,13 @@ class Case:
     keeps_take: bool = False
     # A batch names every bad row on its own line, then sums up: that many 'error: ' lines.
     error_lines: int = 1
+    # Run in a real process (a signal is sent, or the process itself is judged); every other
+    # case runs the command in the test process (tests/cli_runner.py), which is 10-50x faster.
+    process: bool = False
+
+    @property
+    def needs_process(self) -> bool:
+        return self.process or self.interrupt_after is not None
 
     @property
     def exits(self) -> tuple[int, ...]:
@@ -177,8 +187,14 @@ def base_env(home: Path | str, scratch: Path) -> dict[str, str]:
 
 def run_cli(argv: Sequence[str | bytes], env: dict[str, str], *, cwd: Path = REPO,
             timeout: float = 60.0, umask: int | None = None,
-            interrupt_after: float | None = None) -> Result:
-    """`python main.py ARGV` in its own process group; killed (whole group) past `timeout`."""
+            interrupt_after: float | None = None, process: bool = False) -> Result:
+    """`python main.py ARGV` in this process, or (`process`, or a SIGINT to send) in its own
+    process group, killed (whole group) past `timeout`."""
+    if not process and interrupt_after is None:
+        start = time.monotonic()
+        done = in_process_cli(argv, env=env, cwd=cwd, umask=umask, timeout=timeout, text=False)
+        return Result(done.returncode, done.stdout, done.stderr, time.monotonic() - start,
+                      done.returncode is None)
     cmd: list[str | bytes] = [sys.executable, str(MAIN), *argv]
 
     def preexec() -> None:
@@ -208,6 +224,12 @@ def run_cli(argv: Sequence[str | bytes], env: dict[str, str], *, cwd: Path = REP
         stdout, stderr = proc.communicate()
     return Result(None if timed_out else proc.returncode, stdout, stderr,
                   time.monotonic() - start, timed_out)
+
+
+def case_params(cases: Sequence[Case]) -> list[Any]:
+    """The table as pytest parameters: cases run in a real process are marked `slow`."""
+    return [pytest.param(case, id=case.id, marks=[pytest.mark.slow] if case.needs_process else [])
+            for case in cases]
 
 
 def gen_args(*extra: str | bytes, out: str | bytes = "{out}/a.wav",
@@ -648,7 +670,7 @@ def run_case(case: Case, ctx: Ctx) -> tuple[Result, list[str]]:
     takes_before = count_takes(ctx.home)
     before = snapshot(ctx.root)
     result = ctx.cli(argv, cwd=cwd, timeout=case.timeout, umask=case.umask,
-                     interrupt_after=case.interrupt_after)
+                     interrupt_after=case.interrupt_after, process=case.needs_process)
     after = snapshot(ctx.root)
     takes_after = count_takes(ctx.home)
     problems = []

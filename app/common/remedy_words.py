@@ -28,6 +28,7 @@ CONTROLS: dict[str, tuple[str, str | None]] = {
     "inpaint": ("painted spans", "the waveform"),
     "loop_method": ("the loop method", "the Finish panel"),
     "name_template": ("the name template", "the Finish panel"),
+    "trim_db": ("Trim's dBFS threshold", "the Finish panel"),
     "jobs": ("jobs", None),
     "team_connection": ("the connection line", "Settings > Team library..."),
 }
@@ -99,6 +100,8 @@ def _command(remedy: Remedy, here: str) -> str:
         return f"Store token under {advanced}"
     if remedy.key in TEAM_COMMANDS:
         return TEAM_COMMANDS[remedy.key]
+    if remedy.key == "ucs import":  # engines.delivery.labels.IMPORT_UCS_LIST
+        return "Import UCS list... in Settings > Labels and UCS list..."
     if remedy.key == "demo once":
         where = " in the main window" if here == MODELS else ""
         return f"Generate{where} with {MODEL_SETS['demo'].label} chosen in Model"

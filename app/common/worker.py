@@ -290,8 +290,10 @@ class GpuWorker(QObject):
             if job.replace_id is not None:
                 record = self._library.replace_audio(job.replace_id, finished.result)
             else:
+                # Its number in the Variations it was made with: {n} and UCS numbering.
                 record = self._library.add(finished.result, parent_id=job.parent_id,
-                                           init_source=job.init_source)
+                                           init_source=job.init_source,
+                                           variation=job.index + 1, variations=job.total)
             finished.library_id = record.id
         except StudioError as exc:
             log.info("library refused the take: %s", exc, exc_info=True)

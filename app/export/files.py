@@ -21,7 +21,7 @@ from typing import Any
 from app.common.take import Take
 from engines.delivery.deliver import deliver, deliver_new
 from engines.delivery.formats import FORMATS, format_for_path, suffix_for
-from engines.delivery.labels import make_labels
+from engines.delivery.labels import make_labels, take_labels
 from engines.delivery.names import take_stem
 from engines.delivery.take import DeliveryTake, Labels, from_audio, from_record, from_result
 from engines.errors import AudioFileError, StudioError
@@ -53,14 +53,29 @@ def delivery_take(take: Take, library: Any) -> DeliveryTake:
         base = from_audio(take.pcm, prompt=take.prompt, name=take.name,
                           seed=take.seed if generated else None,
                           model=take.model if generated else "").with_finished(finished)
-    return base.with_labels(_studio_labels())
+    # The labels the library keeps with the take (the Library page's inspector, `library
+    # label`, the batch or command that made it), over the studio's names from settings.
+    stored = record.labels if record is not None else None
+    return base.with_labels(take_labels(_studio_labels(), stored))
+
+
+def variation_of(take: Take, library: Any) -> tuple[int, int]:
+    """(n, of): the take's number in its set of variations, as the library knows it (kept
+    when it was made, else from its family: engines.store.families), else the session's."""
+    if take.library_id is not None and library is not None:
+        try:
+            return library.variation_number(take.library_id)
+        except StudioError:  # deleted meanwhile, or the library is unavailable
+            log.info("take #%s: variation number from the session", take.library_id)
+    return take.variation, take.variation
 
 
 def file_stem(take: Take, template: str, library: Any) -> str:
     """The take's file name (no suffix) by the one name rule."""
     rendered = take.finished if take.finishing is not None else None
     preset = rendered.settings.preset if rendered is not None else ""
-    return take_stem(template, delivery_take(take, library), take.variation, preset)
+    n, of = variation_of(take, library)
+    return take_stem(template, delivery_take(take, library), n, preset, of=of)
 
 
 def take_format(take: Take) -> str:
@@ -75,7 +90,8 @@ def drag_file(take: Take, folder: Path, template: str, library: Any) -> Path:
     rendered = take.finished if take.finishing is not None else None
     subject = delivery_take(take, library)
     preset = rendered.settings.preset if rendered is not None else ""
-    stem = take_stem(template, subject, take.variation, preset)
+    n, of = variation_of(take, library)
+    stem = take_stem(template, subject, n, preset, of=of)
     cached = rendered.file_path if rendered is not None else take.file_path
     if cached is not None and Path(cached).is_file() and _named_by(Path(cached), stem):
         return Path(cached)

@@ -28,7 +28,7 @@ from app.finish.handles import FinishHandles
 from app.finish.loop import LoopMaker
 from app.finish.panel import FinishPanel
 from app.finish.preset_picker import RAW, PresetPicker
-from app.finish.render import figures, prewarm_loudness, raw_audio, readout, render
+from app.finish.render import figures, full_readout, prewarm_loudness, raw_audio, readout, render
 from app.takes.viewer import TakeViewer
 from engines.constants import SAMPLE_RATE
 from engines.finish.settings import FinishSettings
@@ -220,15 +220,11 @@ class FinishController(QObject):
             label.setText("-")
             return
         if take.finishing is not None and self._has_audio(take):
-            rendered = take.finished
-            warnings = rendered.finished_take.warnings
-            label.setText(readout(rendered.before, rendered.after)
-                          + (" (target not applied)" if warnings else ""))
-            for warning in warnings:  # what was asked and could not be done: said, not hidden
+            text, tip = full_readout(take.finished)
+            label.setText(text)
+            label.setToolTip(tip)
+            for warning in take.finished.finished_take.warnings:  # said, not hidden
                 self.notifier.status(warning)
-            notes = rendered.finished_take.finished.report.get("notes", [])
-            label.setToolTip("\n".join(["Integrated loudness and true peak: raw -> finished",
-                                        *notes]))
             return
         figs = self._raw_figures.get(take.take_id)
         if figs is None:

@@ -169,7 +169,8 @@ class FinishPanel(QGroupBox):
         self.fade_curve_combo = _combo("fadeCurveCombo", {c: c for c in FADE_CURVES},
                                        "Fade curve", 9)
         self.loudness_check = _named(QCheckBox("Loudness"), "loudnessCheck",
-                                     "Bring the integrated loudness (BS.1770) to a target")
+                                     "Bring the loudness (BS.1770 integrated; a take under 0.4 s: "
+                                     "one 400 ms block) to a target")
         self.loudness_spin = _spin("loudnessSpin", LOUDNESS_RANGE, " LUFS", 1, 0.5)
         self.true_peak_check = _named(QCheckBox("Peak"), "truePeakCheck",
                                       "Keep the true peak (4x oversampled) under a ceiling")
@@ -199,7 +200,10 @@ class FinishPanel(QGroupBox):
                                     "{preset} {date} {category}")
         self.template_edit.setMinimumWidth(80)
         self.loudness_label = _named(QLabel("-"), "loudnessLabel",
-                                     "Integrated loudness and true peak: raw -> finished")
+                                     "Loudness and true peak: raw -> finished")
+        # The readout also names a short take's loudness method and the trim's lengths: it
+        # wraps rather than widening the window.
+        self.loudness_label.setWordWrap(True)
 
     # ------------------------------------------------------------------ values
     def settings(self) -> FinishSettings:

@@ -13,12 +13,14 @@ from pathlib import Path
 import numpy as np
 
 from app.common.displaydata import prepare_display
+from app.common.remedy_words import for_window
 from engines.audio_io import float_from_pcm16
 from engines.constants import SAMPLE_RATE
 from engines.errors import RequestError
 from engines.finish.chain import finish
 from engines.finish.delivery import resample
-from engines.finish.loudness import measure, to_db
+from engines.finish.loudness import measure_level, to_db
+from engines.finish.report_words import method_words, trim_words
 from engines.finish.settings import FinishSettings
 from engines.finish.take import FinishedTake
 from engines.lazy import lazy_import, real_module
@@ -69,7 +71,8 @@ class FinishedPreview:
 
 
 def figures(audio: np.ndarray, rate: int, circular: bool = False) -> Figures:
-    lufs, peak = measure(audio, rate, circular=circular)
+    """(LUFS, dBTP) as finishing measures them: a take under 400 ms by one padded block."""
+    lufs, peak, _ = measure_level(audio, rate, circular=circular)
     return lufs, to_db(peak)
 
 
@@ -125,3 +128,24 @@ def readout(before: Figures, after: Figures | None) -> str:
     if after is None:
         return f"{describe_figures(before)} (raw)"
     return f"{describe_figures(before)} -> {describe_figures(after)}"
+
+
+def full_readout(rendered: FinishedPreview) -> tuple[str, str]:
+    """(the Finish panel's readout of a finished take, its tooltip): the figures raw ->
+    finished, how a short take's loudness was measured and the trim's lengths, e.g. "-31.0
+    LUFS, -9.2 dBTP -> -18.0 LUFS, -4.4 dBTP, by one 400 ms block, padded with silence; trim
+    0.30 s -> 0.30 s, nothing below -60 dBFS"; the tooltip holds the report's notes and
+    warnings in the window's words."""
+    report = rendered.finished_take.finished.report
+    text = readout(rendered.before, rendered.after)
+    method = method_words(report.get("final"))
+    if method is not None:
+        text += f", by {method}"
+    trim = trim_words(report)
+    if trim is not None:
+        text += f"; {trim}"
+    if "loudness" in report.get("skipped", {}):
+        text += " (target not applied)"
+    sentences = [*report.get("notes", []), *report.get("warnings", [])]
+    return text, "\n".join(["Loudness and true peak: raw -> finished",
+                            *(for_window(sentence) for sentence in sentences)])

@@ -23,6 +23,7 @@ from app.library.find_similar import SimilarResults
 from app.library.panel import LibraryPanel
 from app.library.restore import SettingsRestore
 from engines.catalog import MODEL_SETS
+from engines.delivery.labels import label_changes, unchecked_catid
 
 __all__ = ["LibraryController", "count_text", "restore_finishing"]
 
@@ -141,12 +142,22 @@ class LibraryController(QObject):
         if record is None:
             return
         tags = [t.strip() for t in panel.tags_edit.text().split(",") if t.strip()]
+        edited = {key: value for key, value in panel.label_values().items()
+                  if value != record.labels.get(key, "")}
+        try:  # a CatID the user's UCS list lacks is refused before anything is saved
+            labels = label_changes(**edited) if edited else {}
+            unchecked = unchecked_catid([labels.get("catid", "")])
+        except Exception as exc:  # noqa: BLE001 - one sentence, with the closest CatIDs
+            self.notifier.failed(f"Could not keep the labels of take #{record.id}", exc)
+            return
         try:
             self.library.update(record.id, rating=panel.rating_spin.value(),
                                 favourite=panel.favourite_check.isChecked(), tags=tags,
                                 notes=panel.notes_edit.toPlainText())
+            if labels:
+                self.library.set_labels(record.id, labels)
         except Exception as exc:  # noqa: BLE001
-            self.notifier.failed(f"Could not save the rating, tags and notes of take "
+            self.notifier.failed(f"Could not save the rating, tags, notes and labels of take "
                                  f"#{record.id}", exc)
             return
         in_session = self.session.for_library_id(record.id)
@@ -154,7 +165,9 @@ class LibraryController(QObject):
             in_session.rating = panel.rating_spin.value()
             self.session.show_row(in_session)
         self._refresh_keeping(record.id)
-        if not quiet:
+        if unchecked is not None:
+            self.notifier.status(unchecked)  # in the window's words
+        elif not quiet:
             self.notifier.status("Saved.", 2000)
 
     def _refresh_keeping(self, take_id: int) -> None:

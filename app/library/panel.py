@@ -7,7 +7,8 @@ Object names: libraryPanel, librarySearchEdit (drop a sound on it to search by s
 libraryModelFilter, libraryFavouriteFilter, libraryRatingFilter, libraryPeriodFilter,
 libraryTierCombo, librarySortCombo, libraryView, libraryCountLabel, libraryShowAllButton,
 librarySoundProgress, libraryFavouriteCheck, libraryRatingSpin, libraryTagsEdit,
-libraryNotesEdit, librarySaveMetaButton, librarySimilarButton, restoreSettingsButton,
+libraryNotesEdit, labelCategoryEdit, labelFxNameEdit, labelCreatorEdit, labelSourceEdit (the
+take's UCS labels), librarySaveMetaButton, librarySimilarButton, restoreSettingsButton,
 regenerateButton, libraryDeleteButton, libraryUndoButton, libraryExportButton,
 libraryZipButton.
 """
@@ -53,6 +54,12 @@ HEADER_KEY = "library/columns"  # the table's column widths, order, hidden colum
 SAVE_DELAY_MS = 500
 INSPECTOR_WIDTH = 250  # the details beside the table; the table gets the rest
 FIND_SIMILAR_TIP = "Find the takes that sound most like the selected one (Ctrl+Shift+F)"
+MAX_LABEL_CHARS = 256  # engines.delivery.labels.MAX_LABEL_CHARS
+# The inspector's UCS label edits: (label key, object name, what it holds).
+LABEL_EDITS = (("catid", "labelCategoryEdit", "UCS category ID, e.g. FOOTGrvl"),
+               ("fx_name", "labelFxNameEdit", "UCS FX name, e.g. Gravel Step"),
+               ("creator", "labelCreatorEdit", "UCS creator ID"),
+               ("source", "labelSourceEdit", "UCS source ID"))
 
 
 def studio_settings() -> QSettings:
@@ -148,7 +155,9 @@ class LibraryPanel(QWidget):
         self.notes_edit = named(QPlainTextEdit(), "libraryNotesEdit")
         self.notes_edit.setPlaceholderText("notes")
         self.notes_edit.setMinimumHeight(48)
-        self.save_meta_button = named(QPushButton("Save tags/notes"), "librarySaveMetaButton")
+        self.label_edits = self._build_label_edits()
+        self.save_meta_button = named(QPushButton("Save tags/notes/labels"),
+                                      "librarySaveMetaButton")
         self.similar_button = named(QPushButton("Find similar"), "librarySimilarButton",
                                     icon("list"))
         self.similar_button.setToolTip(FIND_SIMILAR_TIP)
@@ -165,18 +174,37 @@ class LibraryPanel(QWidget):
         grid.addWidget(self.rating_spin, 0, 1)
         grid.addWidget(self.tags_edit, 1, 0, 1, 2)
         grid.addWidget(self.notes_edit, 2, 0, 1, 2)
-        grid.addWidget(self.save_meta_button, 3, 0, 1, 2)
+        for row, edit in enumerate(self.label_edits.values(), start=3):
+            grid.addWidget(edit, row, 0, 1, 2)
+        grid.addWidget(self.save_meta_button, 7, 0, 1, 2)
         grid.setRowStretch(2, 1)
-        grid.addWidget(self.similar_button, 4, 0, 1, 2)
+        grid.addWidget(self.similar_button, 8, 0, 1, 2)
         buttons = ((self.restore_button, self.regenerate_button),
                    (self.delete_button, self.undo_button),
                    (self.export_button, self.zip_button))
-        for row, pair in enumerate(buttons, start=5):
+        for row, pair in enumerate(buttons, start=9):
             for column, button in enumerate(pair):
                 grid.addWidget(button, row, column)
         self.detail_widgets = (self.favourite_check, self.rating_spin, self.tags_edit,
-                               self.notes_edit, self.save_meta_button)
+                               self.notes_edit, *self.label_edits.values(),
+                               self.save_meta_button)
         return inspector
+
+    def _build_label_edits(self) -> dict[str, QLineEdit]:
+        """The take's UCS labels (engines.store.records.LABEL_COLUMNS keys): every file
+        dragged, saved, exported or published from it carries them."""
+        edits = {}
+        for key, name, hint in LABEL_EDITS:
+            edit = named(QLineEdit(), name)
+            edit.setPlaceholderText(hint)
+            edit.setToolTip(f"{hint}: the files of this take are named and labelled by it")
+            edit.setMaxLength(MAX_LABEL_CHARS)
+            edits[key] = edit
+        return edits
+
+    def label_values(self) -> dict[str, str]:
+        """The labels as the inspector shows them (trimmed)."""
+        return {key: edit.text().strip() for key, edit in self.label_edits.items()}
 
     def _build_status(self) -> QHBoxLayout:
         self.count_label = named(QLabel(""), "libraryCountLabel")
@@ -274,6 +302,8 @@ class LibraryPanel(QWidget):
             self.rating_spin.setValue(record.rating if record else 0)
             self.tags_edit.setText(", ".join(record.tags) if record else "")
             self.notes_edit.setPlainText(record.notes if record else "")
+            for key, edit in self.label_edits.items():
+                edit.setText(record.labels.get(key, "") if record else "")
             for widget in self.detail_widgets:
                 widget.setEnabled(record is not None)
         finally:

@@ -21,6 +21,7 @@ from engines.number_text import as_float, is_huge, json_int, short
 from engines.provenance import init_entry
 from engines.request import MAX_SEED, MAX_STEPS, GenerationRequest, validate_request
 from engines.seeds import MAX_VARIATIONS, check_seed_run
+from engines.text_display import blank_label_sentence, looks_blank
 
 # How a remedy names a setting in a sound list: a column of the row, never a flag.
 LIST_WORDS = {"init_audio": "an init_audio file in the row", "cfg": "the row's cfg",
@@ -112,6 +113,8 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
     name = _text(get("name"), "name")
     if not name:
         raise RequestError("name is empty; give every sound a name, e.g. door_creak.")
+    if looks_blank(name):  # zero-width or direction characters only: a file named "_01.wav"
+        raise RequestError(blank_label_sentence("The name", name))
     prompt = _text(get("prompt"), "prompt")
     if not prompt:
         raise RequestError("prompt is empty; describe the sound, e.g. \"old door creaking\".")

@@ -38,8 +38,10 @@ class LibraryKeeper:
         self._init_takes: dict[Path, int] = {}  # init file -> its imported take's id
 
     def keep(self, result: GenerationResult, *, name: str, init_audio: Path | None,
-             category: str, finishing: dict | None) -> TakeRecord | None:
-        """The TakeRecord the take was kept as, or None (not kept; warned)."""
+             category: str, finishing: dict | None, labels: object = None,
+             variation: tuple[int, int] = (1, 1)) -> TakeRecord | None:
+        """The TakeRecord the take was kept as (with its UCS labels and its number in its
+        row's variations, (n, of)), or None (not kept; warned)."""
         library = self._open()
         if library is None:
             return None
@@ -49,7 +51,9 @@ class LibraryKeeper:
             if init_audio is not None:
                 source = path_text(init_audio.resolve())
                 parent_id = self._init_take(library, init_audio, source, result)
-            record = library.add(result, parent_id=parent_id, name=name, init_source=source)
+            record = library.add(result, parent_id=parent_id, name=name, init_source=source,
+                                 labels=labels, variation=variation[0],
+                                 variations=variation[1])
         except Exception as exc:  # the library must never cost the take: see the docstring
             log.warning("could not keep %s in the library", name, exc_info=True)
             self._warn(f"{name} was not kept in the library, only written to the output "

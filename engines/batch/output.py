@@ -7,6 +7,7 @@ leaves either both files or the earlier ones.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +32,17 @@ class TakeWriter:
         result, finished = rendered.result, rendered.finished
         out = self.out_dir / take.file
         started = time.perf_counter()
-        record = self._keeper.keep(result, name=out.stem, init_audio=take.spec.init_audio,
+        labels = take.labels
+        if labels.catid and not labels.fx_name:  # the FXName its UCS name carries
+            labels = replace(labels, fx_name=take.spec.name)
+        # Kept under its sound's name: its number in the row's variations is kept beside it
+        # (a name template's {n}), so a later export never says the number twice.
+        record = self._keeper.keep(result, name=take.spec.name,
+                                   init_audio=take.spec.init_audio,
                                    category=take.spec.category,
-                                   finishing=finished.record() if finished else None)
+                                   finishing=finished.record() if finished else None,
+                                   labels=labels,
+                                   variation=(take.variation, take.spec.variations))
         kept_ms = (time.perf_counter() - started) * 1e3
         batch = {"list": self._list, "where": take.where, "name": take.spec.name,
                  "variation": take.variation, "category": take.spec.category or None,

@@ -198,7 +198,8 @@ class _Planner:
             stem = render_name(self.template, name=spec.name, prompt=spec.prompt, seed=seed,
                                n=variation, preset=preset, category=spec.category,
                                catid=labels.catid, fxname=labels.fx_name or spec.name,
-                               creator=labels.creator, source=labels.source)
+                               creator=labels.creator, source=labels.source,
+                               of=spec.variations)
         except RequestError as exc:
             self.problem(where, spec.name, f"{where}: {exc}")
             return None

@@ -39,7 +39,7 @@ from engines.batch.resume import verified
 from engines.batch.runner import RenderQueue, StopRequest, run_batch
 from engines.batch.sound_list import ListError, read_list
 from engines.batch.workers import InlineRenderer, RenderedTake, TakeJob, TakeRenderer, WorkerPool
-from engines.delivery.labels import make_labels
+from engines.delivery.labels import make_labels, unchecked_catid
 from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.delivery.take import Labels
 from engines.errors import StudioError
@@ -140,6 +140,12 @@ class BatchSession:
                          labels=labels)
         for item in plan.problems:
             say("error", item.reason)
+        try:  # once for the whole list: CatIDs no UCS list could check
+            unchecked = unchecked_catid(take.labels.catid for take in plan.takes)
+        except StudioError:  # a damaged list: the rows' CatIDs were refused, and said
+            unchecked = None
+        if unchecked is not None:
+            say("warning", unchecked)
         self.earlier, self._plan, self._list_path = earlier, plan, sound_list.path
         return plan
 

@@ -37,6 +37,7 @@ from engines.cli.support import (
     parser_class,
     run_command,
 )
+from engines.cli.words import say
 from engines.delivery.names import DEFAULT_TEMPLATE, check_template
 from engines.errors import RequestError
 from engines.failures import printable, shown
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, metavar="DIR", help="output folder (created if missing)")
     p.add_argument("--name", metavar="TEMPLATE", default=DEFAULT_TEMPLATE,
                    help="file names from {name} {prompt} {seed} {n:02} {preset} {date} "
-                        f"{{category}} (default {DEFAULT_TEMPLATE})")
+                        f"{{category}}, or ucs (default {DEFAULT_TEMPLATE})")
     p.add_argument("--model", default="demo", choices=MODELS, help="for rows that give none")
     p.add_argument("--precision", choices=PRECISIONS, help="for rows that give none")
     p.add_argument("--codec-tier", choices=CODEC_TIERS, metavar="TIER",
@@ -103,7 +104,9 @@ def main(argv: list[str]) -> int:
 
 def run(args: argparse.Namespace) -> int:
     out = _checked_arguments(args)
-    labels = labels_from(args)  # an unknown CatID is refused before anything is read
+    # An unknown CatID is refused before anything is read; one no UCS list could check is
+    # said once by the plan, with the rows' own.
+    labels = labels_from(args, warn_unchecked=False)
     defaults = RowDefaults(model=args.model, precision=args.precision,
                            codec_tier=args.codec_tier, seconds=args.seconds,
                            steps=args.steps, backend=args.backend)
@@ -227,7 +230,7 @@ def _print_plan(plan: Plan, earlier: list[dict], jobs: int) -> int:
 def warn_line(kind: str, message: object) -> None:
     """An `error: ...` or `cancelled: ...` line on stderr, printable whatever it holds."""
     try:
-        print(f"{kind}: {printable(message)}", file=sys.stderr, flush=True)
+        print(f"{kind}: {printable(say(message))}", file=sys.stderr, flush=True)
     except (OSError, ValueError):  # a closed stderr: the manifest still says it
         pass
 
@@ -241,7 +244,7 @@ class _Terminal(BatchEvents):
 
     def say(self, kind: str, message: object) -> None:
         if self._progress is not None:
-            self._progress.say(kind, message)
+            self._progress.say(kind, say(message))  # remedies in the command line's words
         else:
             warn_line(kind, message)
 

@@ -34,9 +34,11 @@ def add_finish_arguments(parser: argparse.ArgumentParser, *, with_format: bool =
     group.add_argument("--fade-in", type=float, metavar="MS", help="fade-in length, 0..10000 ms")
     group.add_argument("--fade-out", type=float, metavar="MS",
                        help="fade-out length, 0..10000 ms")
-    group.add_argument("--fade-curve", choices=("linear", "equal-power", "exponential"))
+    group.add_argument("--fade-curve", choices=("linear", "equal-power", "exponential"),
+                       help="fade shape (default linear)")
     group.add_argument("--loudness", type=float, metavar="LUFS",
-                       help="integrated loudness target, -60..-5 LUFS")
+                       help="loudness target, -60..-5 LUFS (BS.1770 integrated; a take "
+                            "under 0.4 s: the loudness of one 400 ms block)")
     group.add_argument("--true-peak", type=float, metavar="DBTP",
                        help="true-peak ceiling, -20..0 dBTP")
     group.add_argument("--loop", action="store_true", default=None,

@@ -40,6 +40,7 @@ from engines.constants import DEFAULT_LIMITER_CEILING
 from engines.delivery.deliver import deliver
 from engines.delivery.formats import FORMATS
 from engines.delivery.guard import default_protected
+from engines.delivery.names import numbered_stem
 from engines.delivery.take import from_result
 from engines.errors import RequestError, StudioError
 from engines.failures import printable
@@ -103,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--models-dir", type=Path, help="models root (default <data>/models)")
     p.add_argument("--out", type=Path, help="output file (.wav, .flac or .ogg)")
     p.add_argument("--variations", type=int, default=1, metavar="N",
-                   help="N takes with consecutive seeds, written as <name>_01..N")
+                   help="N takes with consecutive seeds, written as <name>_01..N (a UCS "
+                        "name: numbered in its FXName block)")
     p.add_argument("--no-library", action="store_true",
                    help="do not keep this take in the sound library")
     p.add_argument("--list-models", action="store_true",
@@ -146,8 +148,11 @@ def run_generate(args: argparse.Namespace) -> int:
     # Nothing the run reads may be written over: refused now, before any render.
     protected = default_protected((args.init_audio, "the init audio file"))
     out, fmt = check_output(args.out, args.format, protected)
+    args.labels = labels_from(args)
+    # A set's files: name_01 ..., or a UCS name numbered in its FXName block (names.py).
     outs = [out] if args.variations == 1 else [
-        check_output(out.with_name(f"{out.stem}_{k:02d}{out.suffix}"), fmt, protected)[0]
+        check_output(out.with_name(numbered_stem(out.stem, k, args.labels.catid) + out.suffix),
+                     fmt, protected)[0]
         for k in range(1, args.variations + 1)]
     finishing = _finishing(args, out, fmt)  # refused now, not after the render
     if finishing is not None and finishing.loop:  # a loop that cannot fit: before the render
@@ -156,7 +161,6 @@ def run_generate(args: argparse.Namespace) -> int:
             None if args.init_audio is not None else default_seconds(args.model))
         if seconds is not None:
             check_loop_fits(seconds, finishing.loop_seam_s, finishing.loop_method)
-    args.labels = labels_from(args)
     # The init file's hash, read once before the renders (the sidecar records it).
     init = init_entry(args.init_audio) if args.init_audio is not None else None
     base_seed = args.seed if args.seed is not None or args.variations == 1 else \
@@ -178,7 +182,8 @@ def run_generate(args: argparse.Namespace) -> int:
                                  else args.limiter_ceiling),
                 backend=args.backend,
             )
-            _render_one(generator, request, target, fmt, finishing, init, args)
+            _render_one(generator, request, target, fmt, finishing, init, args,
+                        (k + 1, len(outs)))
     finally:
         generator.close()
     return EXIT_OK
@@ -186,15 +191,17 @@ def run_generate(args: argparse.Namespace) -> int:
 
 def _render_one(generator: Generator, request: GenerationRequest, out: Path, fmt: str,
                 finishing: FinishSettings | None, init: dict | None,
-                args: argparse.Namespace) -> None:
-    """One take: render, finish, keep in the library, write --out with its sidecar."""
+                args: argparse.Namespace, variation: tuple[int, int] = (1, 1)) -> None:
+    """One take: render, finish, keep in the library (with its labels and its number in the
+    set, `variation` = (n, of)), write --out with its sidecar."""
     result = generator.generate(request)
     finished = _finish(result, finishing, generator) if finishing is not None else None
     for warning in [*result.warnings, *(finished.warnings if finished is not None else [])]:
         warn(warning)
     for flag in result.quality:
         warn(f"quality: {describe_flag(flag)}")
-    record = None if args.no_library else keep_in_library(result, args.init_audio, finished)
+    record = None if args.no_library else keep_in_library(result, args.init_audio, finished,
+                                                          args.labels, variation)
     take = from_result(result, record=record, init=init,
                        finished=finished).with_labels(args.labels)
     try:

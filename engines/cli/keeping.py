@@ -18,6 +18,7 @@ from engines.request import init_frames_needed
 from engines.store.library import ClipLibrary
 
 if TYPE_CHECKING:
+    from engines.delivery.take import Labels
     from engines.finish.take import FinishedTake
     from engines.generation_result import GenerationResult
     from engines.store.records import TakeRecord
@@ -26,17 +27,19 @@ log = logging.getLogger(__name__)
 
 
 def keep_in_library(result: GenerationResult, init_audio: Path | None,
-                    finished: FinishedTake | None = None) -> TakeRecord | None:
+                    finished: FinishedTake | None = None, labels: Labels | None = None,
+                    variation: tuple[int, int] = (1, 1)) -> TakeRecord | None:
     """Record the take (and its init file, as an imported take) in the library, with the
-    finishing chain that made the --out file when there is one. The library failing never
-    costs the user the file they asked for: whatever goes wrong here is one warning, and the
-    take is still written to --out."""
+    finishing chain that made the --out file when there is one, the UCS labels it was given
+    and its number in its set of variations (n, of). The library failing never costs the user
+    the file they asked for: whatever goes wrong here is one warning, and the take is still
+    written to --out."""
     try:
         library = ClipLibrary(library_dir())
     except Exception as exc:  # never lose the take: see the docstring
         return _not_kept(result, exc)
     try:
-        record = _add_take(library, result, init_audio)
+        record = _add_take(library, result, init_audio, labels, variation)
         if record is not None and finished is not None:
             record = _keep_finishing(library, record, finished)
         return record
@@ -47,8 +50,8 @@ def keep_in_library(result: GenerationResult, init_audio: Path | None,
             log.warning("could not close the library", exc_info=True)
 
 
-def _add_take(library: ClipLibrary, result: GenerationResult,
-              init_audio: Path | None) -> TakeRecord | None:
+def _add_take(library: ClipLibrary, result: GenerationResult, init_audio: Path | None,
+              labels: Labels | None, variation: tuple[int, int]) -> TakeRecord | None:
     try:
         if library.notice:
             warn(library.notice)
@@ -61,7 +64,8 @@ def _add_take(library: ClipLibrary, result: GenerationResult,
             parent_id = library.add_imported(
                 read_audio(init_audio, max_seconds=used_s), source,
                 parent_id=origin.id if origin is not None else None).id
-        return library.add(result, parent_id=parent_id, init_source=source)
+        return library.add(result, parent_id=parent_id, init_source=source, labels=labels,
+                           variation=variation[0], variations=variation[1])
     except Exception as exc:  # never lose the take: see keep_in_library
         return _not_kept(result, exc)
 

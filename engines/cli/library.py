@@ -15,12 +15,12 @@ a missing folder), with one line on stderr.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 from pathlib import Path
 
 from engines.cli.library_edit import EDIT_COMMANDS, add_edit_parsers
 from engines.cli.library_export import add_export_parser, run_export
+from engines.cli.library_label import LABEL_COMMANDS, add_label_parsers, label_line
 from engines.cli.library_rename import add_rename_parser, run_rename
 from engines.cli.library_similar import (
     add_like_argument,
@@ -45,6 +45,7 @@ from engines.paths import DataFolderError, library_dir
 from engines.store.library import ClipLibrary, LibraryError
 from engines.store.take_json import take_json
 from engines.store.wavmeta import read_metadata
+from engines.text_display import terminal_json
 
 log = logging.getLogger(__name__)
 
@@ -78,9 +79,8 @@ def _say(text: object = "") -> None:
 
 def _json_text(payload: object) -> str:
     """JSON for the terminal: JSON escapes C0 controls itself, but not C1 ones (0x80-0x9f,
-    e.g. CSI) or DEL, which terminals act on."""
-    text = json.dumps(payload, indent=2, ensure_ascii=False)
-    return "".join(f"\\u{ord(c):04x}" if 0x7F <= ord(c) <= 0x9F else c for c in text)
+    e.g. CSI), DEL, or bidirectional and zero-width characters (engines.text_display)."""
+    return terminal_json(payload)
 
 
 _Parser = parser_class("python main.py library --help")
@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_edit_parsers(commands, take_id)
     add_similar_parser(commands, take_id)
     add_rename_parser(commands, take_id)
+    add_label_parsers(commands, take_id)
     return parser
 
 
@@ -235,7 +236,11 @@ def _show_lines(library, record) -> list[str]:
                          f"({entry.get('size')} bytes, sha256 {entry.get('sha256') or '?'})")
     lines += [f"  rating       {record.rating}/5" + (", favourite" if record.favourite else ""),
               f"  tags         {', '.join(record.tags) or '-'}",
-              f"  notes        {record.notes or '-'}"]
+              f"  notes        {record.notes or '-'}",
+              f"  labels       {label_line(record)}"]
+    if not record.is_imported:
+        n, of = library.variation_number(record.id)
+        lines.append(f"  variation    {n} of {of}")
     lines += finishing_lines(record.finishing)
     lines += quality_lines(record.quality)
     chain = library.lineage(record.id)[1:]
@@ -273,6 +278,7 @@ def run_show(library, args: argparse.Namespace) -> int:
         shown = take_json(record)
         shown["files"]["audio"]["damaged"] = problem is not None
         shown["files"]["audio"]["problem"] = problem
+        shown["variation"], shown["variations"] = library.variation_number(record.id)
         print(_json_text(shown))
     else:
         lines = _show_lines(library, record)
@@ -297,7 +303,8 @@ def main(argv: list[str]) -> int:
             if library.notice and not (library.read_only and args.command in EDIT_COMMANDS):
                 warn(library.notice)  # (an edit's refusal says read-only itself)
             handlers = {"list": run_list, "show": run_show, "export": run_export,
-                        "similar": run_similar, "rename": run_rename, **EDIT_COMMANDS}
+                        "similar": run_similar, "rename": run_rename, **EDIT_COMMANDS,
+                        **LABEL_COMMANDS}
             handler = handlers[args.command]
             return handler(library, args)
         finally:

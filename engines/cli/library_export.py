@@ -19,9 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from engines.audio_io import float_from_pcm16
 from engines.cli.finishing import add_finish_arguments, finish_settings
-from engines.cli.labels import add_label_arguments, labels_from
+from engines.cli.labels import add_label_arguments, given_labels
 from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
+from engines.delivery.labels import make_labels
 from engines.delivery.names import check_template
+from engines.delivery.take import Labels
+from engines.errors import RequestError
 from engines.failures import printable, sentence, shown
 from engines.finishing_summary import chain_summary, measured
 from engines.models.inventory import default_catalog
@@ -48,14 +51,17 @@ def add_export_parser(commands: Any, take_id: Callable[[str], int]) -> None:
     target.add_argument("--zip", type=Path, metavar="FILE", help="one zip file instead")
     export.add_argument("--name", metavar="TEMPLATE",
                         help="file names from a template: {name} {prompt} {seed} {n:02} "
-                             "{preset} {date} {category}, e.g. \"{category}_{name}_{n:02}\"")
+                             "(the take's variation number) {preset} {date} {category} "
+                             "{catid} {fxname} {creator} {source}, or ucs; e.g. "
+                             "\"{category}_{name}_{n:02}\"")
     export.add_argument("--category", default="", metavar="TEXT",
                         help="UCS category ID, e.g. DOORWood: the name's {category} and "
-                             "the files' CATID (checked against an imported UCS list)")
+                             "the files' CATID (checked against an imported UCS list); "
+                             "default: the one the take keeps (`library label`)")
     export.add_argument("--raw", action="store_true",
                         help="the takes as generated, even those with a stored finishing chain")
     add_finish_arguments(export)
-    add_label_arguments(export, category=False)
+    add_label_arguments(export, category=False, kept=True)
 
 
 class _TakeModels:
@@ -94,10 +100,19 @@ def _options(args: argparse.Namespace, models: _TakeModels,
     if args.name is not None:
         template = argument_text(args.name, "--name")
         check_template(template)
-    return ExportOptions(template=template, category=argument_text(args.category, "--category"),
-                         labels=labels_from(args),
+    # The takes' own labels, with only the label flags given replacing theirs.
+    return ExportOptions(template=template, labels=studio_labels(),
+                         given_labels=given_labels(args),
                          settings=settings, format=fmt, use_stored=not args.raw,
                          generate=models, warn=warn, written=written)
+
+
+def studio_labels() -> Labels:
+    """The studio's names from settings; UsageError (one sentence) for a damaged UCS list."""
+    try:
+        return make_labels()
+    except RequestError as exc:
+        raise UsageError(str(exc)) from exc
 
 
 def finished_line(sidecar: dict) -> str | None:

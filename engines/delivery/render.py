@@ -23,7 +23,9 @@ class Rendering:
     fmt: str  # a FORMATS key
     loop_points: tuple[int, int] | None  # (start, end inclusive) frames at `rate`
     finishing: dict[str, Any] | None  # FinishedTake.record(): the chain, loop and report
-    loudness_lufs: float | None  # BS.1770 integrated; None for a clip under 0.4 s or silence
+    # BS.1770 integrated; a finished take under 0.4 s: one 400 ms block (its report's
+    # final.loudness_method says which); None for silence or a raw take under 0.4 s
+    loudness_lufs: float | None
     true_peak_dbtp: float | None
 
     @property

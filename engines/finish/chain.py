@@ -17,6 +17,9 @@ are skipped because they would break the wrap, the ceiling is kept by reducing g
 limiter's moving gain is not seamless at the wrap), peaks are measured across the wrap, and the
 rate change is circular. Its loop points are the whole delivered audio.
 
+A take shorter than BS.1770's 400 ms block is levelled by the loudness of one block
+(engines.finish.loudness); "final" names the method ("loudness_method") beside the figure.
+
 The report is JSON-ready: per step its figures, "done" (the steps taken, in order), "skipped"
 (step -> why), "final" (what the delivered audio measures) and "notes" (sentences for people).
 """
@@ -35,7 +38,7 @@ from engines.finish import delivery, loudness
 from engines.finish.fades import apply_fades
 from engines.finish.normalization import normalize
 from engines.finish.settings import FinishSettings
-from engines.finish.trim import padded_span, sound_span, trim_points
+from engines.finish.trim import nothing_cut_advice, padded_span, sound_span, trim_points
 
 RESAMPLE_QUALITY = "VHQ"
 
@@ -78,7 +81,7 @@ def finish(audio: np.ndarray, settings: FinishSettings,
         ceiling_dbtp = 0.0
         report["notes"].append("No true-peak ceiling was set, so 0 dBTP was kept: a louder "
                                "take would clip in a fixed-point file.")
-    final: tuple[float | None, float | None] | None = None  # (LUFS, dBTP) once measured
+    final: tuple[float | None, float | None, str] | None = None  # (LUFS, dBTP, method)
     if settings.loudness_lufs is not None or ceiling_dbtp is not None:
         mode = "reduce" if settings.loop else settings.peak_mode
         x, step = normalize(x, rate, settings.loudness_lufs, ceiling_dbtp,
@@ -86,20 +89,21 @@ def finish(audio: np.ndarray, settings: FinishSettings,
         report["loudness"] = step.to_dict()
         report["notes"].extend(step.notes)
         if settings.loudness_lufs is not None and step.loudness_before_lufs is None:
-            # No target can be met on audio BS.1770 cannot measure: never listed as done,
-            # and said wherever the take goes (stderr, the batch manifest, the window).
-            report["skipped"]["loudness"] = step.notes[0] if step.notes else "undefined"
-            report["warnings"].append(_unmet_target(settings.loudness_lufs, x, rate))
+            # No target can be met on silence: never listed as done, and said wherever the
+            # take goes (stderr, the batch manifest, the window).
+            report["skipped"]["loudness"] = step.notes[-1] if step.notes else "undefined"
+            report["warnings"].append(_unmet_target(settings.loudness_lufs))
             if ceiling_dbtp is not None:
                 report["done"].append("true peak")
         else:
             report["done"].append("loudness")
-        final = (step.loudness_after_lufs, step.true_peak_after_dbtp)
+        final = (step.loudness_after_lufs, step.true_peak_after_dbtp, step.method)
     x = np.ascontiguousarray(x, dtype=np.float32)
     if final is None:
-        lufs, peak = loudness.measure(x, rate, circular=settings.loop)
-        final = (lufs, loudness.to_db(peak))
-    report["final"] = {"loudness_lufs": final[0], "true_peak_dbtp": final[1], "rate": rate,
+        lufs, peak, method = loudness.measure_level(x, rate, circular=settings.loop)
+        final = (lufs, loudness.to_db(peak), method)
+    report["final"] = {"loudness_lufs": final[0], "true_peak_dbtp": final[1],
+                       "loudness_method": final[2], "rate": rate,
                        "channels": int(x.shape[1]), "frames": len(x),
                        "seconds": len(x) / rate}
     loop_points = (0, len(x) - 1) if settings.loop else None
@@ -131,12 +135,7 @@ def _prepared(audio: np.ndarray, rate: int) -> tuple[np.ndarray, dict[str, Any]]
     return x, report
 
 
-def _unmet_target(target: float, x: np.ndarray, rate: int) -> str:
-    seconds = len(x) / rate
-    if seconds < loudness.BLOCK_S:
-        return (f"The loudness target of {target:g} LUFS was not applied: the take is "
-                f"{seconds:.2f} s long and loudness can only be measured on 0.4 s or more; "
-                "lengthen the take or set its level with the true-peak ceiling.")
+def _unmet_target(target: float) -> str:
     return (f"The loudness target of {target:g} LUFS was not applied: the take is silent "
             "(under the -70 LUFS gate), so it has no loudness to bring to a target.")
 
@@ -165,11 +164,19 @@ def _trim(x: np.ndarray, settings: FinishSettings, rate: int,
     start, end = 0, n
     if manual:  # the user's points cut first; the silence trim then works inside them
         x, (start, end) = trim_points(x, rate, settings.trim_in_s, settings.trim_out_s)
-    silent = False
+    silent = nothing_cut = False
+    suggestion = None
     if settings.trim:
         sound = sound_span(x, settings.trim_db)
         silent = sound is None
         first, last = padded_span(sound, len(x), rate, settings.trim_pad_ms)
+        nothing_cut = not silent and (first, last) == (0, len(x))
+        if nothing_cut:
+            said, suggestion = nothing_cut_advice(x, rate, settings.trim_db,
+                                                  settings.trim_pad_ms)
+            # A quiet tail the threshold missed is worth a warning with the fix; a take that
+            # sounds to both ends (a short click) had nothing to cut: a note, not an alarm.
+            report["warnings" if suggestion is not None else "notes"].append(said)
         x = x[first:last]
         start, end = start + first, start + last
         if silent:
@@ -180,6 +187,8 @@ def _trim(x: np.ndarray, settings: FinishSettings, rate: int,
         "removed_end_frames": n - end, "kept_frames": end - start, "manual": manual,
         "silence_trim": settings.trim, "threshold_db": settings.trim_db,
         "pad_ms": settings.trim_pad_ms, "all_silent": silent,
+        "seconds_before": n / rate, "seconds_after": (end - start) / rate,
+        "nothing_cut": nothing_cut, "suggested_threshold_db": suggestion,
     }
     report["done"].append("trim")
     return x

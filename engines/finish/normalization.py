@@ -3,6 +3,9 @@
 Where the gain would push the true peak over the ceiling, the take is either limited (the
 loudness lands on the target) or turned down (the peak sits at the ceiling); either way the
 report says so in a sentence.
+
+A take shorter than BS.1770's 400 ms block is levelled by the loudness of one block
+(engines.finish.loudness.ONE_BLOCK); the report names the method its figures were measured by.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ import numpy as np
 
 from engines.finish.audio_shape import as_2d
 from engines.finish.limiter import limit_true_peak
-from engines.finish.loudness import BLOCK_S, integrated_loudness, measure, to_db
+from engines.finish.loudness import (
+    INTEGRATED,
+    METHODS,
+    ONE_BLOCK,
+    loudness_by,
+    measure_level,
+    to_db,
+)
 from engines.finish.true_peak import true_peak
 
 LOUDNESS_TOLERANCE_LU = 0.1  # a limited take closer than this to its target is done
@@ -38,6 +48,7 @@ class LoudnessReport:
     loudness_after_lufs: float | None
     true_peak_after_dbtp: float | None
     notes: list[str] = field(default_factory=list)
+    method: str = INTEGRATED  # how the loudness figures were measured (loudness.METHODS)
 
     @property
     def limited(self) -> bool:
@@ -48,19 +59,23 @@ class LoudnessReport:
         return self.action == "reduced"
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "limited": self.limited, "reduced": self.reduced}
+        return {**asdict(self), "limited": self.limited, "reduced": self.reduced,
+                "method_words": METHODS.get(self.method, self.method)}
 
 
 def _gain(db: float) -> float:
     return 10.0 ** (db / 20.0)
 
 
-def _undefined_note(audio: np.ndarray, rate: int) -> str:
-    if len(audio) < round(BLOCK_S * rate):
-        return ("Loudness is undefined for audio shorter than 0.4 s (BS.1770 measures 400 ms "
-                "blocks), so no loudness gain was applied; only the true-peak ceiling was kept.")
+def _undefined_note() -> str:
     return ("Loudness is undefined for silence (every block is under the -70 LUFS gate), so no "
             "loudness gain was applied.")
+
+
+def _short_note(audio: np.ndarray, rate: int, method: str) -> str:
+    what = "the take padded with silence" if method == ONE_BLOCK else "the loop repeated"
+    return (f"The take is {len(audio) / rate:.2f} s long, shorter than BS.1770's 400 ms block, "
+            f"so its loudness is that of one 400 ms block ({what}).")
 
 
 def normalize(audio: np.ndarray, rate: int, target_lufs: float | None,
@@ -75,12 +90,14 @@ def normalize(audio: np.ndarray, rate: int, target_lufs: float | None,
     if mode not in ("limit", "reduce"):
         raise ValueError(f"unknown peak mode {mode!r}")
     x = as_2d(audio).astype(np.float32)
-    before, peak = measure(x, rate, circular)
+    before, peak, method = measure_level(x, rate, circular)
     notes: list[str] = []
+    if method != INTEGRATED and before is not None:
+        notes.append(_short_note(x, rate, method))
     gain_db = 0.0
     if target_lufs is not None:
         if before is None:
-            notes.append(_undefined_note(x, rate))
+            notes.append(_undefined_note())
         else:
             gain_db = target_lufs - before
     ceiling = None if ceiling_dbtp is None else _gain(ceiling_dbtp)
@@ -101,7 +118,7 @@ def normalize(audio: np.ndarray, rate: int, target_lufs: float | None,
         action = "limited"
         out, reduction, after, gain_db = _limit_to_target(x, rate, gain_db, ceiling,
                                                            None if before is None
-                                                           else target_lufs)
+                                                           else target_lufs, method)
         peak_after = true_peak(out, circular)
     if ceiling is not None and peak_after > ceiling:
         # The limiter's moving gain (or float rounding) left a peak a hair over: trim it.
@@ -117,12 +134,13 @@ def normalize(audio: np.ndarray, rate: int, target_lufs: float | None,
         loudness_before_lufs=before, true_peak_before_dbtp=to_db(peak), target_lufs=target_lufs,
         ceiling_dbtp=ceiling_dbtp, mode=mode, action=action, gain_db=gain_db,
         limiter_reduction_db=reduction, loudness_after_lufs=after,
-        true_peak_after_dbtp=to_db(peak_after), notes=notes)
+        true_peak_after_dbtp=to_db(peak_after), notes=notes, method=method)
     return out, report
 
 
 def _limit_to_target(x: np.ndarray, rate: int, gain_db: float, ceiling: float,
-                     target: float | None) -> tuple[np.ndarray, float, float | None, float]:
+                     target: float | None,
+                     method: str) -> tuple[np.ndarray, float, float | None, float]:
     """Gain, then the limiter. Limiting lowers the loudness, by less than the gain adds, so
     measure and raise the gain again, stepping by the slope of the last two tries (secant),
     a few passes at most. Returns (audio, largest reduction dB, loudness after, gain dB)."""
@@ -130,7 +148,7 @@ def _limit_to_target(x: np.ndarray, rate: int, gain_db: float, ceiling: float,
     tried: list[tuple[float, float]] = []  # (gain dB, loudness LUFS)
     for _ in range(MAX_LIMIT_PASSES):
         out, reduction = limit_true_peak(x * np.float32(_gain(gain_db)), rate, ceiling)
-        loudness = integrated_loudness(out, rate)
+        loudness = loudness_by(method, out, rate)
         if target is None or loudness is None:
             break
         shortfall = target - loudness

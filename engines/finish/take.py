@@ -13,6 +13,7 @@ import numpy as np
 
 from engines.finish.chain import Finished, finish
 from engines.finish.loop import Generate, LoopResult, make_loop
+from engines.finish.report_words import loudness_words, trim_words
 from engines.finish.settings import FinishSettings
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ class FinishedTake:
     @property
     def warnings(self) -> list[str]:
         """What finishing could not do as asked, one sentence each (e.g. a loudness target on
-        a take too short to measure)."""
+        silence, a trim that cut nothing; a remedy travels as an engines.errors.Advice)."""
         return list(self.finished.report.get("warnings") or [])
 
     def note(self) -> dict[str, Any]:
@@ -69,15 +70,20 @@ def finish_take(audio: np.ndarray, settings: FinishSettings, *,
 
 
 def describe(take: FinishedTake) -> str:
-    """One line for people: what finishing did and the figures after it."""
-    final = take.finished.report.get("final", {})
+    """One line for people: what finishing did and the figures after it, e.g. "trim 3.00 s
+    -> 2.41 s, -18.0 LUFS (one 400 ms block, padded with silence), -1.0 dBTP, 48000 Hz mono"."""
+    report = take.finished.report
+    final = report.get("final", {})
     lufs, dbtp = _rounded(final, "loudness_lufs"), _rounded(final, "true_peak_dbtp")
     parts = []
     if take.loop is not None:
         parts.append("loop by the model" if take.loop.method == "model" else
                      "loop by crossfade")
+    trim = trim_words(report)
+    if trim is not None:
+        parts.append(trim)
     if lufs is not None:
-        parts.append(f"{lufs:.1f} LUFS")
+        parts.append(loudness_words(lufs, final))
     if dbtp is not None:
         parts.append(f"{dbtp:.1f} dBTP")
     parts.append(f"{take.finished.rate} Hz {'mono' if take.settings.mono else 'stereo'}")

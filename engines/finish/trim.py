@@ -4,18 +4,29 @@ first transient is not cut), or manual in/out points.
 Spans are frames [start, end), end exclusive like a slice. Trimming never returns empty audio:
 a take that is silent throughout keeps its first MIN_KEEP_S, and the caller says so.
 Results are views of the input; copy before writing into them.
+
+A silence trim that cuts nothing is said, with the threshold that would cut the quieter end
+(`nothing_cut_advice`): a tail a little above the threshold (a reverb's -58 dBFS under a -60
+threshold) otherwise keeps the whole take without a word.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from engines.errors import RequestError
+from engines.errors import Advice, Remedy, RequestError
+from engines.finish.settings import TRIM_DB_RANGE
 
 MIN_KEEP_S = 0.1  # what an all-silent take keeps: short, but still a take one can see and hear
 # Frames per look when scanning for sound: silence at the ends is usually short, so the scan
 # from each end stops after a chunk or two instead of testing every sample of a long take.
 SCAN_CHUNK = 16384
+END_WINDOW_S = 0.1  # how much of each end a "nothing cut" report measures
+# An end this far under the take's peak is a tail (noise, a reverb's last decay) a higher
+# threshold may cut; a louder end is still the sound, and no threshold is suggested for it.
+TAIL_UNDER_PEAK_DB = 30.0
 
 Span = tuple[int, int]
 
@@ -80,3 +91,44 @@ def trim_points(audio: np.ndarray, rate: int, in_s: float | None,
                            f"({n / rate:.2f} s); choose an earlier in point.")
     end = max(end, start + 1)  # points closer than one frame still keep one frame
     return audio[start:end], (start, end)
+
+
+def end_peaks_db(audio: np.ndarray, rate: int) -> tuple[float | None, float | None]:
+    """Sample peak in dBFS (None: digital silence) of the first and the last END_WINDOW_S."""
+    width = max(1, round(END_WINDOW_S * rate))
+    peaks = []
+    for end in (audio[:width], audio[-width:]):
+        peak = float(np.abs(end).max()) if end.size else 0.0
+        peaks.append(20.0 * math.log10(peak) if peak > 0 else None)
+    return peaks[0], peaks[1]
+
+
+def suggested_threshold_db(end_peak_db: float | None, take_peak_db: float) -> int | None:
+    """The whole-dB threshold just above an end's peak, which cuts at least that end's
+    END_WINDOW_S (less the pad); None when the end is less than TAIL_UNDER_PEAK_DB under the
+    take's peak, or the threshold would be over TRIM_DB_RANGE's top: that end is part of the
+    sound, not silence."""
+    if end_peak_db is None or end_peak_db > take_peak_db - TAIL_UNDER_PEAK_DB:
+        return None
+    threshold = math.floor(end_peak_db) + 1
+    return threshold if threshold <= TRIM_DB_RANGE[1] else None
+
+
+def nothing_cut_advice(audio: np.ndarray, rate: int, threshold_db: float,
+                       pad_ms: float) -> tuple[str, int | None]:
+    """(the sentence saying that a silence trim of `audio` cut nothing, the threshold that
+    would cut its quieter end or None). The sentence carries that threshold as a remedy."""
+    first, last = end_peaks_db(audio, rate)
+    quieter, which = (first, "first") if (last is None or (first is not None
+                                                           and first < last)) else (last, "last")
+    peak = "silent" if quieter is None else f"peaks at {quieter:.1f} dBFS"
+    start = (f"Trim cut nothing: the {len(audio) / rate:.2f} s take reaches the "
+             f"{threshold_db:g} dBFS threshold within {pad_ms:g} ms of both ends (its "
+             f"{which} {END_WINDOW_S:g} s {peak})")
+    take_peak = float(np.abs(audio).max())  # not silent: the trim found sound in it
+    suggestion = suggested_threshold_db(quieter, 20.0 * math.log10(take_peak))
+    if suggestion is None:
+        return start + ": the take still sounds at both ends, so there is no silence to cut.", None
+    return Advice(start.replace("{", "{{").replace("}", "}}")
+                  + "; to cut that end, raise the threshold: {0}.",
+                  Remedy.value("trim_db", str(suggestion))), suggestion

@@ -16,8 +16,15 @@ from engines.errors import RequestError
 from engines.finish.settings import FinishSettings
 from engines.store import schema
 from engines.store.lookup import TakeLookup
-from engines.store.records import LibraryError, TakeRecord, normalize_tags, take_id_of
+from engines.store.records import (
+    LibraryError,
+    TakeRecord,
+    label_columns,
+    normalize_tags,
+    take_id_of,
+)
 from engines.text import storable
+from engines.text_display import blank_label_sentence, looks_blank
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +47,10 @@ class TakeEditing(TakeLookup):
             changes["favourite"] = int(bool(favourite))
         new_tags = record.tags if tags is None else normalize_tags(tags)
         if tags is not None:
+            # Only tags this call adds: one kept before this rule must not block every edit.
+            for tag in new_tags:
+                if tag not in record.tags and looks_blank(tag):
+                    raise LibraryError(blank_label_sentence("The tag", tag))
             changes["tags"] = json.dumps(new_tags)
         for key, value in (("notes", notes), ("name", name)):
             if value is not None:
@@ -47,6 +58,8 @@ class TakeEditing(TakeLookup):
                     raise LibraryError(f"The {key} must be text, not {type(value).__name__}.")
                 value = storable(value)
                 changes[key] = value.strip() if key == "notes" else " ".join(value.split())
+                if key == "name" and looks_blank(changes[key]):
+                    raise LibraryError(blank_label_sentence("The name", changes[key]))
         if not changes:
             return record
         text = schema.search_text(record.prompt, changes.get("name", record.name), new_tags,
@@ -59,6 +72,22 @@ class TakeEditing(TakeLookup):
             if self._use_fts:
                 self._conn.execute(f"UPDATE {schema.FTS_TABLE} SET search_text = ? "
                                    "WHERE rowid = ?", (text, record.id))
+            self._journal.append(record.id, record.created, changes)
+        return self.get(record.id)
+
+    def set_labels(self, take_id: int, labels: object) -> TakeRecord:
+        """Change the UCS labels a take keeps: only those `labels` has (a mapping of
+        records.LABEL_COLUMNS keys, or an engines.delivery.take.Labels), '' clearing one; the
+        others stay. Checking a CatID against the user's UCS list is the caller's part
+        (engines.delivery.labels.label_changes). The audio is never touched."""
+        record = self.get(take_id)
+        changes = label_columns(labels)
+        if not changes:
+            return record
+        assignments = ", ".join(f"{key} = ?" for key in changes)
+        with self._write():
+            self._conn.execute(f"UPDATE takes SET {assignments} WHERE id = ?",
+                               (*changes.values(), record.id))
             self._journal.append(record.id, record.created, changes)
         return self.get(record.id)
 

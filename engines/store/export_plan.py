@@ -16,7 +16,7 @@ crossfade, and `warn` is told in one sentence.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from engines.audio_io import float_from_pcm16
 from engines.delivery.guard import Protected
+from engines.delivery.labels import take_labels
 from engines.delivery.names import check_template, default_template, take_stem
 from engines.delivery.take import DeliveryTake, Labels, from_record
 from engines.errors import RequestError, StudioError
@@ -45,7 +46,10 @@ _STORED_AS = {"wav16": "wav16", "flac": "flac", "wav": "wav32f"}
 class ExportOptions:
     template: str | None = None  # engines.delivery.names template; None: the one in settings
     category: str = ""  # the template's {category} and the files' UCS CatID
-    labels: Labels | None = None  # UCS blocks and studio names for the files' metadata
+    labels: Labels | None = None  # the studio's names (and defaults) for the files' metadata
+    # Labels given again for this export (engines.delivery.labels.label_changes): they replace
+    # only these fields of the labels each take keeps; the rest stay the take's own.
+    given_labels: Mapping[str, str] | None = None
     settings: FinishSettings | None = None  # for every take (already validated), or None
     format: str | None = None  # a delivery format for takes `settings` does not finish
     use_stored: bool = False  # finish takes by their stored chain when `settings` is None
@@ -91,27 +95,33 @@ def raw_format(record: TakeRecord) -> str:
     return _STORED_AS.get(record.file_format, "wav16")
 
 
-def labels_for(options: ExportOptions) -> Labels:
-    labels = options.labels or Labels()
-    if options.category and not labels.catid:
-        labels = replace(labels, catid=options.category)
-    return labels
+def labels_for(options: ExportOptions, record: TakeRecord) -> Labels:
+    """The labels `record`'s files carry: the take's own, with what this export gives again
+    on top (engines.delivery.labels.take_labels)."""
+    given = dict(options.given_labels or {})
+    if options.category and not given.get("catid"):
+        given["catid"] = options.category
+    return take_labels(options.labels or Labels(), record.labels, given)
 
 
-def export_items(records: list[TakeRecord], options: ExportOptions
+def export_items(records: list[TakeRecord], options: ExportOptions,
+                 numbers: Mapping[int, tuple[int, int]] | None = None,
                  ) -> tuple[list[ExportItem], dict[int, Chain | None]]:
-    """One ExportItem a take, and the chain each one is finished by (None: as made)."""
+    """One ExportItem a take, and the chain each one is finished by (None: as made).
+    `numbers`: each take's (variation number, set size) by id (engines.store.families), for
+    {n} and UCS numbering; a take without one is a set of one."""
     template = options.template or default_template()
     check_template(template)
     items: list[ExportItem] = []
     chains: dict[int, Chain | None] = {}
-    labels = labels_for(options)
-    for n, record in enumerate(records, start=1):
+    for record in records:
         chain = chain_for(record, options)
         chains[record.id] = chain
-        take = from_record(record, np.zeros((1, 2), np.int16)).with_labels(labels)
+        take = from_record(record, np.zeros((1, 2), np.int16)).with_labels(
+            labels_for(options, record))
+        n, of = (numbers or {}).get(record.id, (1, 1))
         stem = take_stem(template, take, n, chain.settings.preset if chain else "",
-                         options.day)
+                         options.day, of)
         fmt = chain.settings.format if chain is not None else raw_format(record)
         items.append(ExportItem(record, stem, fmt, options.overwrite))
     return items, chains
@@ -126,7 +136,6 @@ class TakeMaker:
         self._options = options
         self._chains = chains
         self._load = load
-        self._labels = labels_for(options)
 
     def __call__(self, item: ExportItem) -> DeliveryTake:
         record = item.record
@@ -136,7 +145,8 @@ class TakeMaker:
         if chain is not None:
             floats = float_from_pcm16(audio) if audio.dtype == np.int16 else audio
             finished = finish_record(record, chain, floats, self._options)
-        take = from_record(record, audio, finished).with_labels(self._labels)
+        take = from_record(record, audio, finished).with_labels(
+            labels_for(self._options, record))
         if chain is not None:
             take = take.with_finishing_source("stored" if chain.stored else "given")
         return take

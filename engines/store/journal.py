@@ -63,6 +63,10 @@ COLUMNS: Mapping[str, tuple[type, ...]] = {
     # Schema 3. A finishing chain is what the user chose, so it must survive a rebuild; the
     # quality flags could be measured again from the audio, but keeping them saves the time.
     "finishing": _TEXT_OR_NONE, "quality": _TEXT,
+    # Schema 4: the UCS labels the user gave, and the take's place in its set of variations.
+    "ucs_catid": _TEXT, "ucs_category": _TEXT, "ucs_subcategory": _TEXT, "ucs_fx_name": _TEXT,
+    "ucs_creator": _TEXT, "ucs_source": _TEXT, "variation": _INT_OR_NONE,
+    "variations": _INT_OR_NONE,
 }
 
 _NEW_TAKE = {"rating": 0, "favourite": 0, "tags": "[]", "notes": "", "finishing": None}

@@ -52,6 +52,7 @@ from engines.store.embeddings import (
 )
 from engines.store.export import ExportItem, export_to_folder, export_to_zip
 from engines.store.export_plan import ExportOptions, TakeMaker, export_items
+from engines.store.families import variation_number, variation_numbers
 from engines.store.files import as_stereo, content_sha256, copy_atomic, sha256_file
 from engines.store.opening import AUDIO_DIR, DB_NAME, TRASH_DIR, LibraryOpening
 from engines.store.placement import audio_file_name, place_audio
@@ -63,7 +64,13 @@ from engines.store.records import (
     normalize_tags,
     take_id_of,
 )
-from engines.store.rows import imported_row, note_for_row, result_pcm16, result_row
+from engines.store.rows import (
+    imported_row,
+    note_for_row,
+    result_pcm16,
+    result_row,
+    result_row_extras,
+)
 from engines.store.schema import SCHEMA_VERSION
 from engines.store.take_audio import TakeAudio
 from engines.text import storable
@@ -102,9 +109,13 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing, TakeEmbeddings):
     # ---- adding ----------------------------------------------------------------------------
 
     def add(self, result: GenerationResult, *, parent_id: int | None = None, name: str = "",
-            init_source: str | None = None) -> TakeRecord:
-        """Keep a finished take: its audio in audio/, its row with every setting."""
+            init_source: str | None = None, labels: object = None,
+            variation: int | None = None, variations: int | None = None) -> TakeRecord:
+        """Keep a finished take: its audio in audio/, its row with every setting, the UCS
+        labels it was given (engines.delivery.take.Labels or a mapping; see
+        records.label_columns) and its place in the set of variations it was made in."""
         row, pcm, fresh_hashes = self._row_for_result(result, parent_id, name, init_source)
+        row.update(result_row_extras(labels, variation, variations))
         return self._add_row(row, pcm, fresh_hashes, wavmeta.GENERATED,
                              result_embedding(result, pcm))
 
@@ -195,6 +206,11 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing, TakeEmbeddings):
                             "sha256": digest})
         return entries, fresh
 
+    def variation_number(self, take_id: int) -> tuple[int, int]:
+        """(n, of): the take's number in its set of variations, and the set's size (see
+        families: what was kept when it was made, else what its family tells)."""
+        return variation_number(self.get(take_id), self._rows)
+
     # ---- export ----------------------------------------------------------------------------
 
     def _records(self, ids: Iterable[int]) -> list[TakeRecord]:
@@ -223,7 +239,8 @@ class ClipLibrary(LibraryOpening, TakeAudio, TakeEditing, TakeEmbeddings):
 
     def _export_plan(self, ids: Iterable[int], options: ExportOptions
                      ) -> tuple[list[ExportItem], TakeMaker]:
-        items, chains = export_items(self._records(ids), options)
+        records = self._records(ids)
+        items, chains = export_items(records, options, variation_numbers(records, self._rows))
         return items, TakeMaker(options, chains, self.verified_audio)
 
     def _protected(self, options: ExportOptions) -> Protected:

@@ -19,11 +19,17 @@ from engines.provenance import tier_entry
 from engines.request import AudioInput, GenerationRequest
 from engines.store.wavmeta import APP_NAME
 from engines.text import storable
+from engines.text_display import blank_label_sentence, looks_blank
 
 if TYPE_CHECKING:
     from engines.request import GenerationRequest
 
 IMPORTED = "imported"  # mode and model of audio the user brought in
+# The UCS labels a take keeps (schema 4), by the name engines.delivery.take.Labels gives each,
+# and the column that holds it.
+LABEL_COLUMNS = {"catid": "ucs_catid", "category": "ucs_category",
+                 "subcategory": "ucs_subcategory", "fx_name": "ucs_fx_name",
+                 "creator": "ucs_creator", "source": "ucs_source"}
 MAX_TAKE_ID = 2**63 - 1  # SQLite's largest integer: no take can have a larger id
 
 
@@ -74,6 +80,13 @@ class TakeRecord:
     # report, loop_points), None when the take has none; the audio file is always the raw take.
     finishing: dict | None = None
     quality: list[str] = field(default_factory=list)  # engines.finish.quality codes
+    # The UCS labels it was given (keys of LABEL_COLUMNS, '' when not given): every way out
+    # names and labels its files by them unless told otherwise.
+    labels: dict[str, str] = field(default_factory=lambda: dict.fromkeys(LABEL_COLUMNS, ""))
+    # Its number in the set of variations it was made in, and that set's size; None for takes
+    # kept before they were stored (engines.store.families finds them from the take's family).
+    variation: int | None = None
+    variations: int | None = None
 
     @property
     def finished(self) -> bool:
@@ -168,7 +181,9 @@ class TakeRecord:
             "warnings": self.warnings,
             "library": {"id": self.id, "name": self.name, "parent_id": self.parent_id,
                         "rating": self.rating, "favourite": self.favourite, "tags": self.tags,
-                        "notes": self.notes, "content_sha256": self.content_sha256},
+                        "notes": self.notes, "content_sha256": self.content_sha256,
+                        "labels": {k: v for k, v in self.labels.items() if v} or None,
+                        "variation": self.variation, "variations": self.variations},
             "finishing": self.finishing,
             "quality": list(self.quality),
         }
@@ -254,6 +269,36 @@ def normalize_tags(tags: Iterable[str] | str) -> list[str]:
     return result
 
 
+MAX_LABEL_CHARS = 256  # as engines.delivery.labels: what a bext Description holds
+
+
+def label_columns(labels: object) -> dict[str, str]:
+    """The label columns to set for `labels` (a mapping, or an object with the attributes of
+    LABEL_COLUMNS, such as engines.delivery.take.Labels): only the labels it has, as text
+    on one line ('' clears one). LibraryError (one sentence) for a label that is not text or
+    is too long to be one."""
+    if isinstance(labels, dict):
+        given = {key: labels[key] for key in LABEL_COLUMNS if key in labels}
+    else:
+        given = {key: getattr(labels, key) for key in LABEL_COLUMNS if hasattr(labels, key)}
+    columns = {}
+    for key, value in given.items():
+        if value is None:
+            value = ""
+        if not isinstance(value, str):
+            raise LibraryError(f"The {key.replace('_', ' ')} label must be text, not "
+                               f"{type(value).__name__}.")
+        clean = " ".join(storable(value).split())
+        if len(clean) > MAX_LABEL_CHARS:
+            raise LibraryError(f"The {key.replace('_', ' ')} label is {len(clean)} characters "
+                               f"long; give at most {MAX_LABEL_CHARS}.")
+        if looks_blank(clean):
+            raise LibraryError(blank_label_sentence(f"The {key.replace('_', ' ')} label",
+                                                    clean))
+        columns[LABEL_COLUMNS[key]] = clean
+    return columns
+
+
 def record_from_row(row: sqlite3.Row, audio_dir: Path, trash_dir: Path) -> TakeRecord:
     """A TakeRecord from a `takes` row; the audio lies in trash/ while the take is deleted."""
     folder = trash_dir if row["deleted"] else audio_dir
@@ -274,4 +319,6 @@ def record_from_row(row: sqlite3.Row, audio_dir: Path, trash_dir: Path) -> TakeR
         requested_backend=row["requested_backend"], decoder_tier=row["decoder_tier"],
         warnings=_json_list(row["warnings"]), content_sha256=row["content_sha256"],
         finishing=_json_object(row["finishing"]), quality=_flag_codes(row["quality"]),
+        labels={key: row[column] or "" for key, column in LABEL_COLUMNS.items()},
+        variation=row["variation"], variations=row["variations"],
     )

@@ -14,7 +14,7 @@ from engines.constants import SAMPLE_RATE
 from engines.finish.quality import quality_flags
 from engines.store import schema
 from engines.store.files import as_stereo, content_sha256
-from engines.store.records import IMPORTED, TakeRecord
+from engines.store.records import IMPORTED, TakeRecord, label_columns
 from engines.text import storable
 
 if TYPE_CHECKING:
@@ -65,6 +65,18 @@ def result_row(result: GenerationResult, pcm: np.ndarray, engine_files: list[dic
         # way has none, and is kept as checked and clean like the worker's would be.
         "quality": json.dumps(flag_codes(getattr(result, "quality", None))),
     }
+
+
+def result_row_extras(labels: object, variation: int | None,
+                      variations: int | None) -> dict:
+    """The columns a generated take's row adds when its maker knows them: the UCS labels
+    it was given (records.label_columns), and its place in the set of variations it was made
+    in (only when 1 <= variation <= variations)."""
+    row = label_columns(labels) if labels is not None else {}
+    if isinstance(variation, int) and isinstance(variations, int) \
+            and 1 <= variation <= variations:
+        row.update(variation=int(variation), variations=int(variations))
+    return row
 
 
 def imported_row(audio: np.ndarray, digest: str, source: str, name: str, *, created: str,

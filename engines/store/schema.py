@@ -7,6 +7,11 @@ folder (so a moved data folder still works) and records a content hash of every 
 Version 3 adds a take's finishing chain (issue 11: JSON, NULL when it has none) and its quality
 flags (a JSON list of engines.finish.quality codes; NULL until the take's audio was checked,
 which opening does for takes that came from an older library or a rebuild: see quality_check).
+Version 4 adds the UCS labels a take was given (issue 31: CatID, the Category and SubCategory
+the user's UCS list gave it, FXName, CreatorID, SourceID; '' when not given), so every later
+way out names and labels its files without the flags again, and its variation number in the set
+it was made in and that set's size (NULL for takes from before: their family tells, see
+engines.store.families).
 Every migration runs inside one transaction: it completes or leaves the old version untouched.
 """
 
@@ -19,7 +24,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 # Kept verbatim: tests build a version 1 database from it by hand and migrate it.
 SCHEMA_V1 = """
@@ -115,6 +120,11 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 # Added to version 2's table. A new library is made the same way (version 2, then these), so a
 # migrated library and a new one have the very same table.
 _COLUMNS_V3 = ("finishing TEXT", "quality TEXT")
+# Schema 4's label columns (engines.store.records.LABEL_COLUMNS) and variation numbers.
+_COLUMNS_V4 = ("ucs_catid TEXT NOT NULL DEFAULT ''", "ucs_category TEXT NOT NULL DEFAULT ''",
+               "ucs_subcategory TEXT NOT NULL DEFAULT ''", "ucs_fx_name TEXT NOT NULL DEFAULT ''",
+               "ucs_creator TEXT NOT NULL DEFAULT ''", "ucs_source TEXT NOT NULL DEFAULT ''",
+               "variation INTEGER", "variations INTEGER")
 
 FTS_TABLE = "takes_fts"
 _FTS_DDL = f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(search_text, " \
@@ -151,6 +161,7 @@ def create_fresh(conn: sqlite3.Connection) -> None:
     conn.execute(_TAKES_V2)
     _run_script(conn, _INDEXES_V2)
     _add_columns_v3(conn)
+    _add_columns(conn, _COLUMNS_V4)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
@@ -179,11 +190,19 @@ def migrate(conn: sqlite3.Connection, root: Path) -> int:
         log.info("Migrating the library database in %s from schema 2 to 3", root)
         _add_columns_v3(conn)
         conn.execute("PRAGMA user_version = 3")
+    if version <= 3:
+        log.info("Migrating the library database in %s from schema 3 to 4", root)
+        _add_columns(conn, _COLUMNS_V4)
+        conn.execute("PRAGMA user_version = 4")
     return version
 
 
 def _add_columns_v3(conn: sqlite3.Connection) -> None:
-    for column in _COLUMNS_V3:
+    _add_columns(conn, _COLUMNS_V3)
+
+
+def _add_columns(conn: sqlite3.Connection, columns: tuple[str, ...]) -> None:
+    for column in columns:
         conn.execute(f"ALTER TABLE takes ADD COLUMN {column}")
 
 

@@ -24,6 +24,12 @@ The shape (keys are never renamed or dropped; new ones may be added):
                 "loop_points"), null when the take has none
     quality     [str]: quality flag codes (silent, clipping, dc-offset, non-finite,
                 trailing-silence), [] when clean or not checked yet
+    labels      {"catid", "category", "subcategory", "fx_name", "creator", "source"}: the UCS
+                labels the take keeps (str each, "" when not given; category and subcategory
+                come from the user's UCS list)
+    variation   int | null: its number in the set of variations it was made in, null when not
+                kept with it (`library show` then prints the one its family gives, and
+                "variations": the set's size)
     provenance  object: everything that made the take, as the JSON sidecar written beside an
                 exported copy (request, backend, engine files with hashes, timings, warnings)
 
@@ -59,5 +65,8 @@ def take_json(record: TakeRecord) -> dict[str, Any]:
                             "missing": record.missing}},
         "finishing": record.finishing,
         "quality": list(record.quality),
+        "labels": dict(record.labels),
+        "variation": record.variation,
+        "variations": record.variations,
         "provenance": record.sidecar(),
     }

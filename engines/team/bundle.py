@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import os
 import shutil
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -32,6 +34,10 @@ from engines.store.files import content_sha256
 from engines.store.library import ClipLibrary
 from engines.store.records import LibraryError, TakeRecord
 from engines.team.content_store import sha256_of
+from engines.team.entries import check_tag
+from engines.team.errors import TeamError
+
+log = logging.getLogger(__name__)
 
 KEY_FIELDS = ("prompt", "negative_prompt", "model", "decoder", "precision", "seconds", "steps",
               "seed", "cfg", "apg", "init_noise_level", "inpaint_spans", "mode", "decoder_tier")
@@ -62,6 +68,7 @@ class TakeBundle:
     embedding: list[float]
     files: list[BundleFile] = field(default_factory=list)
     local_id: int | None = None
+    staged: str = ""  # its folder in the outbox ("": the key's, as older releases named it)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -90,7 +97,8 @@ def sound_vector(pcm: np.ndarray, sample_rate: int) -> list[float]:
 
 def bundle_take(library: ClipLibrary, take_id: int, designer: str,
                 folder_for: Callable[[str], Path], batch_file: Path | None = None) -> TakeBundle:
-    """Deliver take `take_id`'s files into `folder_for(its key)` (made fresh) and describe
+    """Deliver take `take_id`'s files into `folder_for(its key)` (a new folder of this publish
+    alone, so publishes of one take at once never touch each other's files) and describe
     them; `batch_file`: the file a batch delivered of it, published beside them."""
     record = library.get(take_id)
     if record.deleted:
@@ -100,10 +108,12 @@ def bundle_take(library: ClipLibrary, take_id: int, designer: str,
     audio_sha = content_sha256(pcm)
     key = take_key(record, audio_sha)
     folder = folder_for(key)
-    if folder.exists():
-        shutil.rmtree(folder)  # what an interrupted earlier attempt left
-    folder.mkdir(parents=True)
-    files = _delivered(library, record, folder, batch_file)
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        files = _delivered(library, record, folder, batch_file)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     provenance = record.sidecar()
     provenance.pop("output", None)  # where the file lies on this machine
     fields = {"name": record.name, "prompt": record.prompt,
@@ -113,8 +123,20 @@ def bundle_take(library: ClipLibrary, take_id: int, designer: str,
               "sample_rate": record.sample_rate, "samples": record.samples,
               "created": record.created, "content_sha256": audio_sha}
     return TakeBundle(key, fields, provenance, designer,
-                      record.rating, list(record.tags), record.notes,
-                      sound_vector(pcm, record.sample_rate), files, record.id)
+                      record.rating, _team_tags(record.tags), record.notes,
+                      sound_vector(pcm, record.sample_rate), files, record.id, folder.name)
+
+
+def _team_tags(tags: list[str]) -> list[str]:
+    """The take's tags the team library takes (engines.team.entries.check_tag); one it
+    refuses stays in the local library only, so the rest of the take is published."""
+    kept = []
+    for tag in tags:
+        try:
+            kept.append(check_tag(tag))
+        except TeamError as err:
+            log.warning("Team publish: a tag was left out: %s", err)
+    return kept
 
 
 def _delivered(library: ClipLibrary, record: TakeRecord, folder: Path,
@@ -135,12 +157,20 @@ def _delivered(library: ClipLibrary, record: TakeRecord, folder: Path,
         copies = []
         for source in (batch_file, sidecar_path(batch_file)):
             if source.is_file():
-                shutil.copyfile(source, batch_dir / source.name)
+                _copy_no_link(source, batch_dir / source.name)
                 copies.append(batch_dir / source.name)
         have = {f.sha256 for f in files}
         # A batch file the same as one made here (a raw take delivered raw) is that file.
         files += [f for f in _described("batch", copies[:1], "") if f.sha256 not in have]
     return files
+
+
+def _copy_no_link(source: Path, target: Path) -> None:
+    """Copy `source`, refusing a symbolic link put there after the batch folder was checked
+    (engines.team.batch_files): only the file itself is published, never what a link names."""
+    fd = os.open(source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as reading, open(target, "xb") as writing:
+        shutil.copyfileobj(reading, writing)
 
 
 def _described(role: str, audio_paths: list[Path], stem_suffix: str) -> list[BundleFile]:

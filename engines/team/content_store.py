@@ -6,11 +6,14 @@ then gets its final name, by a hard link (an exclusive create: a name that exist
 the same bytes, published by someone else first) or, on a drive without hard links, a rename
 when the name is free. So a reader never finds a half-written file under a hash name, and two
 designers publishing the same file at once store it once. Files are made read-only. Reading a
-file back (`copy_verified`) hashes it again: a file damaged on the drive is named, never used.
+file back (`copy_verified`) hashes it again: a file damaged on the drive is named, never used;
+storing it again (a publish of the same take) finds the damage by its hash and puts a new
+complete file in its place.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -22,7 +25,7 @@ from pathlib import Path
 
 from engines.audio_io.atomic import fsync_file, remove_quietly
 from engines.failures import sentence, shown
-from engines.team.errors import TeamError, TeamUnreachable
+from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +33,8 @@ INCOMING = "incoming"
 CHUNK = 1 << 20
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 READ_ONLY = stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH
+_REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS)
+_FULL = (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC))
 
 
 def sha256_of(path: Path) -> tuple[str, int]:
@@ -84,23 +89,19 @@ class ContentStore:
     def reachable(self) -> bool:
         return (self.root / INCOMING).is_dir()
 
-    def has(self, sha256: str, size: int) -> bool:
-        try:
-            return self.path_of(sha256).stat().st_size == size
-        except OSError:
-            return False
-
     def put(self, source: Path, sha256: str) -> Path:
         """Store the file `source`, which must hash to `sha256`; its path in the store. A file
-        of that hash there already is kept (the same bytes). TeamUnreachable when the store's
-        drive is not there; TeamError when `source` does not hold what it should."""
+        of that hash there already is kept when its bytes hash to its name; one damaged in
+        place (any byte, not only its size) is replaced by a new complete file. TeamUnreachable
+        when the store's drive is not there; TeamError when `source` does not hold what it
+        should."""
         final = self.path_of(sha256)
         if not self.reachable():
             raise TeamUnreachable(f"The team's audio store {shown(self.root)} cannot be "
                                   "reached (is the shared drive mounted?); the publish waits "
                                   "in the outbox until it is.")
         try:
-            damaged = final.is_file() and final.stat().st_size != source.stat().st_size
+            damaged = final.is_file() and sha256_of(final)[0] != sha256
             if final.is_file() and not damaged:
                 return final
             final.parent.mkdir(exist_ok=True)
@@ -118,16 +119,14 @@ class ContentStore:
                 fsync_file(temp)
                 os.chmod(temp, READ_ONLY)
                 if damaged:  # the only change a stored file ever sees: its own bytes back
-                    log.warning("Team store: %s had the wrong size; replaced", final)
+                    log.warning("Team store: %s did not hash to its name; replaced", final)
                     os.replace(temp, final)
                 else:
                     _give_name(temp, final)
             finally:
                 remove_quietly(temp)
         except OSError as err:
-            raise TeamUnreachable(sentence(f"Could not write to the team's audio store "
-                                           f"{shown(self.root)}", err, "the publish waits in "
-                                           "the outbox; check the shared drive")) from err
+            raise _write_failure(self.root, err) from err
         return final
 
     def copy_verified(self, sha256: str, open_target: Callable[[], tuple[int, Path]]) -> Path:
@@ -157,6 +156,21 @@ class ContentStore:
             remove_quietly(target)
             raise
         return target
+
+
+def _write_failure(root: Path, err: OSError) -> TeamError:
+    """A failure to write the store, by its kind: a drive out of reach waits for the drive
+    (TeamUnreachable); one that refuses this user, or is full, is said as that, since waiting
+    changes nothing. The publish stays in the outbox whichever it is."""
+    what = f"Could not write to the team's audio store {shown(root)}"
+    if err.errno in _REFUSED:
+        return TeamRefused(sentence(what, err, "ask whoever runs the team's drive to let you "
+                                    "write there; the publish waits in the outbox"))
+    if err.errno in _FULL:
+        return TeamError(sentence(what, err, "make room on the team's drive; the publish waits "
+                                  "in the outbox"))
+    return TeamUnreachable(sentence(what, err, "the publish waits in the outbox; check the "
+                                    "shared drive"))
 
 
 def _give_name(temp: Path, final: Path) -> None:

@@ -9,7 +9,8 @@ or search asks for (TeamQuery). Plain data: changing one changes nothing on the 
     designer      str: who published it first
     created       str: when it was made (ISO 8601, UTC); published: when it was published
     rating        {"average": float, "count": int, "mine": int}: per-designer stars, 0 to 5
-    tags          [str]: every designer's tags together, lower case
+    tags          [str]: every designer's tags together, each in the case it was first given
+                  (one spelling a tag: "FOOTGrvl" and "footgrvl" are one tag)
     content_sha256  str: of the take's samples, as the local library hashes them (a designer
                   who has the take locally has a take of this hash)
     distance      float, only from `similar`: cosine distance (0 = the same sound, 1 = unrelated)
@@ -19,11 +20,22 @@ or search asks for (TeamQuery). Plain data: changing one changes nothing on the 
 from __future__ import annotations
 
 import datetime as _dt
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from engines.failures import printable
+from engines.team.errors import TeamError
+from engines.team.writes import MAX_TAG_CHARS
+from engines.text_display import blank_label_sentence, looks_blank
+
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 10_000
+# What one search may ask: a search is a handful of words; thousands of them would only be
+# refused by the server ("stack depth limit exceeded"), after the wait.
+MAX_SEARCH_WORDS = 32
+MAX_SEARCH_CHARS = 1_000
+MAX_FILTER_TAGS = 20
 
 # The columns every entry query selects, in TeamEntry.from_row's order; `%(me)s` is the
 # designer asking (their own stars).
@@ -104,6 +116,38 @@ class TeamQuery:
     designer: str | None = None  # published by
     limit: int = DEFAULT_LIMIT
     before_id: int | None = None  # the next page: takes older than this one
+
+
+def check_query(query: TeamQuery) -> None:
+    """TeamError (one sentence) for a search larger than a search can be."""
+    words = len(query.text.split())
+    if len(query.text) > MAX_SEARCH_CHARS or words > MAX_SEARCH_WORDS:
+        raise TeamError(f"The search is {words} words ({len(query.text)} characters) long; "
+                        f"give at most {MAX_SEARCH_WORDS} words and {MAX_SEARCH_CHARS} "
+                        "characters.")
+    if len(query.tags) > MAX_FILTER_TAGS:
+        raise TeamError(f"The search asks for {len(query.tags)} tags; give at most "
+                        f"{MAX_FILTER_TAGS}.")
+    for tag in query.tags:
+        check_tag(tag)
+
+
+def check_tag(tag: str) -> str:
+    """`tag` tidied (single spaces), or TeamError (one sentence) for one that cannot be a tag:
+    empty or blank-looking, over MAX_TAG_CHARS characters (as the local library's `library
+    tag` refuses them), or holding control characters."""
+    clean = " ".join(tag.split())
+    if not clean:
+        raise TeamError("A tag cannot be empty; give words or short phrases.")
+    if looks_blank(clean):
+        raise TeamError(blank_label_sentence("The tag", clean))
+    if len(clean) > MAX_TAG_CHARS:
+        raise TeamError(f"The tag '{printable(clean[:40])}...' is longer than {MAX_TAG_CHARS} "
+                        "characters; give a shorter tag.")
+    if any(unicodedata.category(c) == "Cc" for c in clean):
+        raise TeamError(f"The tag '{printable(clean)}' holds control characters; give tags "
+                        "as plain words or short phrases.")
+    return clean
 
 
 def _iso(value: object) -> str:

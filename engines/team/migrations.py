@@ -10,6 +10,8 @@ schema at the version before it. Steps are never edited once released: a change 
     3  sound embeddings (pgvector, HNSW, cosine) and text search (tsvector, GIN; tags are
        its weight-A words, so words and tags are found by one index scan)
     4  notifications of new and changed takes (LISTEN/NOTIFY)
+    5  writes only through functions that check who writes (engines.team.writes): designer
+       logins, guarded tables, tags that keep their case
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from engines.errors import Advice, Remedy
 from engines.similarity.embedding import EMBEDDING_DIM
+from engines.team import writes
 from engines.team.errors import TeamError
 
 if TYPE_CHECKING:
@@ -144,6 +147,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "per-designer ratings, tags and notes", lambda: _V2),
     Migration(3, "sound embeddings and text search", _v3),
     Migration(4, "notifications of new and changed takes", lambda: _V4),
+    Migration(5, "writes only through functions that check the writer", writes.step_sql),
 )
 LATEST = MIGRATIONS[-1].version
 

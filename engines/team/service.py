@@ -17,21 +17,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from engines.batch.manifest import read_earlier
 from engines.errors import Advice, Remedy
 from engines.failures import shown
 from engines.paths import cache_dir, data_dir
 from engines.store.library import ClipLibrary
 from engines.team import records
+from engines.team.batch_files import batch_takes
 from engines.team.bundle import TakeBundle, bundle_take, file_path
 from engines.team.connection import TEAM_SETTING, TeamConnection
 from engines.team.content_store import ContentStore
-from engines.team.entries import TeamEntry, TeamQuery
+from engines.team.entries import TeamEntry, TeamQuery, check_query, check_tag
 from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
 from engines.team.fetching import cached_copy, fetch_files
 from engines.team.outbox import Outbox
 from engines.team.session import connect, psycopg, read_only, reworded
 from engines.team.watcher import TeamWatcher
+from engines.team.writes import MAX_TAGS
 
 if TYPE_CHECKING:
     import psycopg as psycopg_types
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 OUTBOX_DIR = "team"
-BATCH_DONE = ("ok", "skipped")
 
 
 @dataclass
@@ -51,6 +51,7 @@ class PublishReport:
     waiting: int = 0
     problems: list[str] = field(default_factory=list)
     unreachable: str | None = None  # the sentence, when the server could not be reached
+    refused: str | None = None  # the sentence naming batch files that were not published
 
 
 class TeamLibrary:
@@ -79,7 +80,21 @@ class TeamLibrary:
             self.notice = self.notice or str(err)
             raise
         self.notice = None
+        self._learn_writer(self._conn)
         return self._conn
+
+    def _learn_writer(self, conn: psycopg_types.Connection) -> None:
+        """Whether this login may write, and as whom: a designer's own login writes under
+        that designer's name whatever this machine calls its user (engines.team.writes)."""
+        try:
+            name = records.writer(conn, self.designer)
+        except psycopg.Error as err:  # a name another designer's login holds: said on writing
+            log.info("team library: %s", err)
+            return
+        self._may_publish = name is not None
+        if name is not None and name != self.designer:
+            log.info("Team library: this login writes as designer '%s'", name)
+            self.designer = name
 
     def _drop(self) -> None:
         conn, self._conn, self._may_publish = self._conn, None, None
@@ -119,40 +134,47 @@ class TeamLibrary:
 
     def publish(self, library: ClipLibrary, take_ids: Iterable[int],
                 batch_files: dict[int, Path] | None = None) -> PublishReport:
-        """Deliver each take's files into the outbox, queue it, and send everything queued.
-        LibraryError for a take that cannot be read (nothing queued for it); TeamRefused
-        for a login that may only read (nothing queued)."""
+        """Deliver each take's files into the outbox, queue it, and send it, then everything
+        else queued. LibraryError for a take that cannot be read (nothing queued for it);
+        TeamRefused for a login that may only read (nothing queued)."""
         reachable = self._check_may_publish()
-        for take_id in dict.fromkeys(take_ids):
-            bundle = bundle_take(library, take_id, self.designer, self.outbox.folder_for,
-                                 (batch_files or {}).get(take_id))
-            self.outbox.put(bundle, self.connection.where)
-        return self.send_queued() if reachable else self._queued_only()
+        mine: list[TakeBundle] = []
+        try:
+            for take_id in dict.fromkeys(take_ids):
+                bundle = bundle_take(library, take_id, self.designer, self.outbox.folder_for,
+                                     (batch_files or {}).get(take_id))
+                self.outbox.put(bundle, self.connection.where, claim=True)
+                mine.append(bundle)
+        except BaseException:
+            for bundle in mine:
+                self.outbox.release(bundle)
+            raise
+        return self._send(mine) if reachable else self._queued_only(mine)
 
     def publish_bundles(self, bundles: Iterable[TakeBundle]) -> PublishReport:
-        """Queue bundles made ready elsewhere (their files already in outbox.folder_for(key))
-        and send everything queued."""
+        """Queue bundles made ready elsewhere (their files already in outbox.files_of) and
+        send them, then everything else queued."""
         reachable = self._check_may_publish()
-        for bundle in bundles:
-            self.outbox.put(bundle, self.connection.where)
-        return self.send_queued() if reachable else self._queued_only()
+        mine = list(bundles)
+        for bundle in mine:
+            self.outbox.put(bundle, self.connection.where, claim=True)
+        return self._send(mine) if reachable else self._queued_only(mine)
 
     def publish_batch(self, library: ClipLibrary, folder: Path) -> PublishReport:
         """The takes a batch rendered into `folder` (its manifest.json), with the files the
-        batch delivered."""
-        items, problem = read_earlier(folder)
-        if problem is not None:
-            raise TeamError(problem)
-        if not items:
-            raise TeamError(f"The folder {shown(folder)} holds no batch manifest.json with "
-                            "rendered takes; give a batch's output folder.")
-        files = {int(item["library_id"]): folder / str(item.get("file"))
-                 for item in items if item.get("status") in BATCH_DONE
-                 and isinstance(item.get("library_id"), int) and item.get("file")}
+        batch delivered: only files in that folder that are the batch's own files of the
+        takes its manifest names (engines.team.batch_files); the rest are named in the
+        report's `refused` sentence, and nothing of their takes is published."""
+        files, refused = batch_takes(library, folder)
+        what = (f"the batch in {shown(folder)} names files that are not its own takes' files "
+                f"in that folder, so nothing of theirs was published: {'; '.join(refused)}")
         if not files:
-            raise TeamError(f"The batch in {shown(folder)} kept no takes in the library, so "
-                            "there is nothing to publish; render it again keeping its takes.")
-        return self.publish(library, list(files), files)
+            raise TeamError(f"Nothing was published: {what}; give the folder the batch wrote, "
+                            "as it wrote it.")
+        report = self.publish(library, list(files), files)
+        if refused:
+            report.refused = f"Only the other takes were published: {what}."
+        return report
 
     def _check_may_publish(self) -> bool:
         """TeamRefused now for a read-only login, rather than a publish queued in vain; the
@@ -168,54 +190,103 @@ class TeamLibrary:
             raise read_only(self.connection)
         return True
 
-    def _queued_only(self) -> PublishReport:
+    def _queued_only(self, mine: list[TakeBundle]) -> PublishReport:
         """The report of a publish that only queued: the server did not answer just now
         (asking it again at once would only wait for the same timeout)."""
-        return PublishReport(waiting=self.outbox.count(self.connection.where),
+        for bundle in mine:
+            self.outbox.release(bundle)
+        return PublishReport(waiting=self.outbox.waiting(self.connection.where),
                              unreachable=self.notice)
 
     def send_queued(self) -> PublishReport:
-        """Send every bundle waiting for this team library, oldest first."""
+        """Send every bundle waiting for this team library that no other sender is sending,
+        oldest first."""
+        return self._send([])
+
+    def _send(self, mine: list[TakeBundle]) -> PublishReport:
+        """This publish's bundles (claimed when queued) first, then what else waits."""
         report = PublishReport()
-        for bundle in self.outbox.pending(self.connection.where):
-            try:
-                team_id, new = self.send(bundle)
-            except TeamUnreachable as err:
-                report.unreachable = str(err)
-                break
-            except TeamRefused:
-                raise  # the same for every take: said once, the outbox kept as it is
-            except TeamError as err:
-                self.outbox.failed(bundle.key, str(err))
-                report.problems.append(str(err))
-                continue
-            report.published.append((bundle.local_id, team_id, new))
-        report.waiting = self.outbox.count(self.connection.where)
+        queue = list(mine)
+        tried = {(b.key, b.staged) for b in mine}
+        try:
+            while queue:
+                if not self._send_one(queue.pop(0), report):
+                    break
+            else:
+                for bundle in self.outbox.pending(self.connection.where):
+                    if (bundle.key, bundle.staged) in tried or not self.outbox.claim(bundle):
+                        continue
+                    if not self._send_one(bundle, report):
+                        break
+        finally:
+            for bundle in queue:  # not sent (the server went away): any sender may send them
+                self.outbox.release(bundle)
+        report.waiting = self.outbox.waiting(self.connection.where)
         return report
+
+    def _send_one(self, bundle: TakeBundle, report: PublishReport) -> bool:
+        """One claimed bundle sent, or its failure in `report`; False: stop sending (the
+        server or the store is away)."""
+        try:
+            team_id, new = self.send(bundle)
+        except TeamUnreachable as err:
+            self.outbox.release(bundle)
+            report.unreachable = str(err)
+            return False
+        except TeamRefused:
+            self.outbox.release(bundle)
+            raise  # the same for every take: said once, the outbox kept as it is
+        except TeamError as err:
+            self.outbox.failed(bundle, str(err))
+            report.problems.append(str(err))
+            return True
+        report.published.append((bundle.local_id, team_id, new))
+        return True
 
     def send(self, bundle: TakeBundle) -> tuple[int, bool]:
         """One queued bundle to the server: its files into the store (unless the team has the
-        take already), then its row in one transaction; then out of the outbox."""
+        take already: then only its files the store holds damaged are put back), then its
+        row in one transaction; then out of the outbox."""
         known = self._run(lambda c: c.execute("SELECT id FROM takes WHERE take_key = %s",
                                               (bundle.key,)).fetchone())
+        folder = self.outbox.files_of(bundle)
         if known is None:
             store = self.store()
-            folder = self.outbox.folder_for(bundle.key)
             for entry in bundle.files:
                 store.put(file_path(folder, entry), entry.sha256)
+        else:
+            self._repair(bundle, folder, int(known[0]))
         result = self._run(lambda c: records.insert_bundle(c, bundle))
-        self.outbox.done(bundle.key)
+        self.outbox.done(bundle)
         log.info("Team library: take %s published as team take #%d", bundle.local_id, result[0])
         return result
+
+    def _repair(self, bundle: TakeBundle, folder: Path, team_id: int) -> None:
+        """The team has the take: each of its recorded files this publish holds the same
+        bytes of is stored again where the store's copy no longer hashes to its name (a file
+        damaged in place is repaired, never left for ever). Best effort: the rating and tags
+        go to the server whatever the store does."""
+        recorded = {row[0] for row in self._run(lambda c: c.execute(
+            "SELECT sha256 FROM take_files WHERE take_id = %s", (team_id,)).fetchall())}
+        try:
+            store = self.store()
+            for entry in bundle.files:
+                if entry.sha256 in recorded:
+                    store.put(file_path(folder, entry), entry.sha256)
+        except TeamError as err:
+            log.warning("Team library: could not check the stored files of team take #%d: %s",
+                        team_id, err)
 
     # ---- finding ---------------------------------------------------------------------------
 
     def find(self, query: TeamQuery | None = None) -> list[TeamEntry]:
         """Team takes matching `query`, newest first."""
+        check_query(query or TeamQuery())
         return self._run(lambda c: records.find(c, query or TeamQuery(), self.designer))
 
     def similar(self, take_id: int, query: TeamQuery | None = None) -> list[TeamEntry]:
         """The team takes that sound most like team take `take_id`, nearest first."""
+        check_query(query or TeamQuery())
         found = self._run(lambda c: records.similar(c, take_id, query or TeamQuery(),
                                                     self.designer))
         if found is None:
@@ -253,14 +324,21 @@ class TeamLibrary:
     def rate(self, take_id: int, stars: int) -> TeamEntry:
         if not 0 <= stars <= 5:
             raise TeamError(f"{stars} is not a rating; give 0 to 5 stars.")
+        self._check_may_publish()
         if not self._run(lambda c: records.rate(c, take_id, self.designer, stars)):
             raise _no_take(take_id)
         return self.entry(take_id)
 
     def tag(self, take_id: int, add: Iterable[str] = (), remove: Iterable[str] = ()
             ) -> TeamEntry:
-        added = [" ".join(t.split()) for t in add if t.strip()]
-        removed = [" ".join(t.split()) for t in remove if t.strip()]
+        """Add and take off this designer's tags; each kept in the case given (CatIDs are
+        case-sensitive), one spelling a tag (the first given), matched without case."""
+        added = _unique([check_tag(t) for t in add])
+        removed = _unique([check_tag(t) for t in remove])
+        if len(added) + len(removed) > MAX_TAGS:
+            raise TeamError(f"That is {len(added) + len(removed)} tags at once; give at most "
+                            f"{MAX_TAGS}.")
+        self._check_may_publish()
         if not self._run(lambda c: records.retag(c, take_id, self.designer, added, removed)):
             raise _no_take(take_id)
         return self.entry(take_id)
@@ -286,6 +364,14 @@ class TeamLibrary:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _unique(tags: list[str]) -> list[str]:
+    """`tags` with repeats left out, whatever their case; the first spelling kept."""
+    first: dict[str, str] = {}
+    for tag in tags:
+        first.setdefault(tag.casefold(), tag)
+    return list(first.values())
 
 
 def _no_take(take_id: int) -> TeamError:

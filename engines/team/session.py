@@ -13,6 +13,7 @@ from engines.lazy import lazy_import
 from engines.team.connection import TEAM_SETTING, TeamConnection
 from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
 from engines.team.migrations import check_schema
+from engines.team.writes import REFUSED_NAME
 
 if TYPE_CHECKING:
     import psycopg as psycopg_types
@@ -23,12 +24,19 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 3
 HNSW_EF_SEARCH = 100  # candidates "more like this" weighs: recall@10 0.87 at pgvector's 40
 APPLICATION_NAME = "SA3 Studio"
-# SQLSTATE classes and codes (PostgreSQL, Appendix A).
+# SQLSTATE classes and codes (PostgreSQL, Appendix A). Only a failure to reach the server is
+# worded as "cannot be reached": psycopg calls a program limit or a full disk an
+# OperationalError too, and retrying those later changes nothing.
 _LOGIN_REFUSED = ("28000", "28P01")  # invalid authorization, invalid password
 _NO_RIGHT = "42501"  # insufficient_privilege
 _NO_DATABASE = "3D000"  # invalid_catalog_name
-_CONNECTION_CLASSES = ("08", "57")  # connection exception; operator intervention (shutdown)
-
+_CONNECTION_CLASS = "08"  # connection exception
+_GONE = ("57P01", "57P02", "57P03", "53300")  # shut down, crashed, starting, too many clients
+_TOO_LARGE_CLASS = "54"  # program limit exceeded: stack depth, index row size, ...
+_BAD_VALUE_CLASSES = ("22", "23")  # data exception, integrity constraint violation
+_SHORT_CLASS = "53"  # insufficient resources: disk full, out of memory
+_TRY_AGAIN_CLASS = "40"  # serialization failure, deadlock
+_CANCELLED = "57014"  # query_canceled (a statement timeout)
 
 def connect(connection: TeamConnection, check: bool = True) -> psycopg_types.Connection:
     """An autocommit connection to the team library, its schema checked (`check`)."""
@@ -63,7 +71,7 @@ def tune(conn: psycopg_types.Connection) -> None:
 
 
 def reworded(err: BaseException, connection: TeamConnection) -> TeamError:
-    """A psycopg failure as the sentence a user can act on."""
+    """A psycopg failure as the sentence a user can act on, by its SQLSTATE's class."""
     where = connection.where
     state = getattr(err, "sqlstate", None) or _refused_at_startup(err)
     detail = _first_line(err)
@@ -74,17 +82,54 @@ def reworded(err: BaseException, connection: TeamConnection) -> TeamError:
                                   Remedy.setting(TEAM_SETTING)))
     if state == _NO_RIGHT:
         return read_only(connection)
+    if state == REFUSED_NAME:
+        return TeamRefused(Advice(f"The team library at {where} refused that ({detail}), so "
+                                  "nothing was changed; set {0} to that designer's own "
+                                  "connection line, or write under your own name.",
+                                  Remedy.setting(TEAM_SETTING)))
     if state == _NO_DATABASE:
         return TeamError(Advice(f"The team server has no team library at {where}; check {{0}}, "
                                 "or run {1} on the server to make it.",
                                 Remedy.setting(TEAM_SETTING), Remedy.command("team init")))
-    if isinstance(err, psycopg.OperationalError) or state[:2] in _CONNECTION_CLASSES:
+    if unreachable(err, state):
         return TeamUnreachable(f"The team library at {where} cannot be reached ({detail}); "
                                "you can keep working on the local library, and publishes wait "
                                "in the outbox until it is back.")
     log.info("team library error", exc_info=err)
-    return TeamError(f"The team library at {where} could not do that ({detail}); see the log "
-                     "file for details.")
+    return TeamError(f"The team library at {where} {_refusal(state)} ({detail}); nothing was "
+                     f"changed{_what_to_do(state)}.")
+
+
+def unreachable(err: BaseException, state: str) -> bool:
+    """Whether the failure is the server out of reach (no answer, a lost connection, a server
+    shutting down or full), rather than an answer refusing what was asked."""
+    if state[:2] == _CONNECTION_CLASS or state in _GONE:
+        return True
+    return not state and isinstance(err, psycopg.OperationalError)  # libpq: no answer
+
+
+def _refusal(state: str) -> str:
+    if state[:2] == _TOO_LARGE_CLASS:
+        return "refused that as too large for the server"
+    if state[:2] in _BAD_VALUE_CLASSES:
+        return "refused a value it was given"
+    if state[:2] == _SHORT_CLASS:
+        return "is short of room or memory"
+    if state[:2] == _TRY_AGAIN_CLASS:
+        return "was busy with the same takes"
+    if state == _CANCELLED:
+        return "stopped that for taking too long"
+    return "could not do that"
+
+
+def _what_to_do(state: str) -> str:
+    if state[:2] == _TOO_LARGE_CLASS:
+        return "; ask for less (fewer words, shorter tags)"
+    if state[:2] == _SHORT_CLASS:
+        return "; tell whoever runs the team's server"
+    if state[:2] == _TRY_AGAIN_CLASS or state == _CANCELLED:
+        return "; try again"
+    return "; see the log file for details"
 
 
 def read_only(connection: TeamConnection) -> TeamRefused:

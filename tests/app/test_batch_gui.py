@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QMenu
 
 from engines.delivery.names import DEFAULT_TEMPLATE
+from tests.cli_runner import run_cli
 from tests.gui_support import child
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,9 +47,8 @@ def cli_batch(list_path: Path, out: Path, home: Path, *flags: str
     from engines.paths import models_dir
 
     env = {**os.environ, "SA3_STUDIO_HOME": str(home)}
-    return subprocess.run([sys.executable, "main.py", "batch", str(list_path), "--out",
-                           str(out), "--models-dir", str(models_dir()), *flags], cwd=REPO,
-                          env=env, capture_output=True, text=True, timeout=300)
+    return run_cli(["batch", str(list_path), "--out", str(out), "--models-dir",
+                    str(models_dir()), *flags], cwd=REPO, env=env, timeout=300)
 
 
 def manifest(out: Path) -> dict:
@@ -129,7 +128,9 @@ def test_a_list_renders_like_the_command_line_into_session_and_library(qtbot, wi
     assert [t.library_id for t in takes] == ids and all(isinstance(i, int) for i in ids)
     for take, name in zip(takes, files, strict=True):
         record = studio.library.get(take.library_id)
-        assert record.name == Path(name).stem and record.seed == take.seed
+        # The library keeps the sound's name and its variation number (issue 31).
+        assert record.name == Path(name).stem.rsplit("_", 1)[0] and record.seed == take.seed
+        assert f"{record.variation:02}" == Path(name).stem.rsplit("_", 1)[1]
         assert (take.pcm == sf.read(out / name, dtype="int16")[0]).all()
     listed = {record.id for record in window.library_panel.model.records}
     assert set(ids) <= listed  # the library panel was refreshed

@@ -6,15 +6,15 @@ studio's names into every file (read back by wavinfo)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import soundfile as sf
 import wavinfo
-from tests.gui_support import child
+
 from tests.app.test_gui import generate
+from tests.cli_runner import run_cli
+from tests.gui_support import child
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,9 +41,8 @@ def dragged(win, list_name: str = "takesList") -> Path:
 
 def library_export(home: Path, take_id: int, dest: Path) -> Path:
     env = {**os.environ, "SA3_STUDIO_HOME": str(home)}
-    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "library", "export",
-                           str(take_id), "--to", str(dest)], env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = run_cli(["library", "export", str(take_id), "--to", str(dest)], env=env,
+                   timeout=120)
     assert done.returncode == 0, done.stderr
     return Path(done.stdout.splitlines()[0])
 
@@ -85,9 +84,8 @@ def test_labels_dialog_names_every_file_and_checks_ucs_ids(qtbot, fresh_window,
     xml = wavinfo.WavInfoReader(str(saved)).ixml.source
     assert b"<DESIGNER>Ada Lovelace</DESIGNER>" in xml and b"<LIBRARY>Castle SFX</LIBRARY>" in xml
     env = {**os.environ, "SA3_STUDIO_HOME": str(tmp_path / "home")}
-    refused = subprocess.run([sys.executable, str(ROOT / "main.py"), "generate", "--prompt",
-                              "glass", "--out", str(tmp_path / "x.wav"), "--category",
-                              "GLASBrkk"], env=env, capture_output=True, text=True, timeout=120)
+    refused = run_cli(["generate", "--prompt", "glass", "--out", str(tmp_path / "x.wav"),
+                       "--category", "GLASBrkk"], env=env, timeout=120)
     assert refused.returncode == 2 and "GLASBrk" in refused.stderr  # the closest match named
     assert not (tmp_path / "x.wav").exists()
 

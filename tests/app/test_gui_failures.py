@@ -24,13 +24,6 @@ from tests.app.test_gui import child, generate
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "home"
-    monkeypatch.setenv("SA3_STUDIO_HOME", str(folder))
-    return folder
-
-
-@pytest.fixture
 def open_window(qtbot, home: Path):
     """Builds windows (after a test has damaged what it wants to) and shuts them down."""
     from app import build_main_window
@@ -240,7 +233,7 @@ def test_a_library_that_cannot_open_leaves_the_window_working(open_window, qtbot
                                                               home: Path) -> None:
     from engines import paths
 
-    home.mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)
     (home / "library").write_text("a file where the library folder goes")
     expected = engine_error(paths.library_dir)
     win = open_window()
@@ -327,7 +320,7 @@ def settings_spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_a_damaged_settings_file_is_said_once_at_startup(open_window, home: Path,
                                                          settings_spy: list[str]) -> None:
-    home.mkdir(parents=True)
+    home.mkdir(parents=True, exist_ok=True)
     (home / "settings.json").write_text("{ not json")
     win = open_window()
     assert len(settings_spy) == 1

@@ -4,9 +4,6 @@ themselves, and one default length per model set in the window and on the comman
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from PySide6.QtWidgets import QApplication
 from engines.constants import SAMPLE_RATE, SAMPLES_PER_LATENT
 from engines.durations import duration_text, same_when_shown
 from engines.request import GenerationRequest, default_seconds, validate_request
+from tests.cli_runner import run_cli
 from tests.gui_support import child
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -284,14 +282,11 @@ def test_window_length_follows_the_model_until_the_user_sets_one(qtbot):
 def test_cli_without_seconds_uses_the_same_rule(tmp_path):
     out = tmp_path / "f.wav"
     started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "main.py", "generate", "--model", "demo", "--prompt", "x", "--out",
-         str(out)], cwd=ROOT, env=dict(os.environ), capture_output=True, text=True,
-        timeout=300)
+    done = run_cli(["generate", "--model", "demo", "--prompt", "x", "--out", str(out)],
+                   cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr
     info = sf.info(out)
     assert info.frames == round(default_seconds("demo") * SAMPLE_RATE), \
         f"{info.frames} frames after {time.perf_counter() - started:.0f} s"
-    help_text = subprocess.run([sys.executable, "main.py", "generate", "--help"], cwd=ROOT,
-                               capture_output=True, text=True, timeout=120).stdout
+    help_text = run_cli(["generate", "--help"], cwd=ROOT, timeout=120).stdout
     assert "2 s for demo and sm-sfx" in " ".join(help_text.split())

@@ -30,33 +30,12 @@ SIZES = ["min", (1280, 720), (1920, 1080)]
 WAIT_MS = 60_000
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    """A data folder of this test's own, so window.ini starts empty and stays private; of a
-    returning user, so the first-run Models page does not open over the window."""
-    from app.models.controller import FIRST_RUN_KEY
-    from engines.settings import update_settings
-
-    folder = tmp_path / "home"
-    folder.mkdir()
-    monkeypatch.setenv("SA3_STUDIO_HOME", str(folder))
-    update_settings(folder, {FIRST_RUN_KEY: True})
-    return folder
-
-
 def open_window(qtbot):
     from app import build_main_window
 
     win = build_main_window()
     qtbot.addWidget(win)
     return win
-
-
-@pytest.fixture
-def window(qtbot, home):
-    win = open_window(qtbot)
-    yield win
-    win.studio.shutdown()
 
 
 def squeezed(win) -> tuple[list[str], int]:

@@ -23,21 +23,13 @@ from app.library.table import (
     TIER,
 )
 from app.library.table_view import PROMPT_FLOOR
-from tests.browser_support import FULL_HD, fresh_home, open_window, settle, show_at
-from tests.gui_support import child
 from tests.app.test_gui import WAIT_MS, generate
+from tests.browser_support import FULL_HD, settle, show_at
+from tests.gui_support import child
 
 PROMPT_TEXT = "coin pickup, bright, short, with a little sparkle at the end"
 WANTED = {FAV: "favourite", RATING: "rating", PROMPT: "name/prompt", LENGTH: "length",
           TAGS: "tags", SEED: "seed", MODEL: "model", TIER: "tier", CREATED: "date"}
-
-
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    fresh_home(tmp_path, monkeypatch)
-    win = open_window(qtbot)
-    yield win
-    win.studio.shutdown()
 
 
 def tooltip_width(text: str, font: QFont) -> float:

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QApplication
 
 import engines.similarity.search as search_module
 from app.library.table import MATCH
+from tests.app.test_gui import WAIT_MS, generate
 from tests.browser_support import FULL_HD, fresh_home, open_window, show_at
 from tests.gui_support import child
-from tests.app.test_gui import WAIT_MS, generate
 
 PROMPTS = ("rain on a tin roof", "laser blast, sci-fi", "church bell ringing")
 SEEDS = 3

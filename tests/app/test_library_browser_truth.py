@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,23 +17,11 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QLineEdit, QMessageBox
 
 from app.library.table import PROMPT
 from engines.catalog import MODEL_SETS
-from tests.browser_support import fresh_home, open_window
-from tests.gui_support import child
 from tests.app.test_gui import WAIT_MS, generate
+from tests.cli_runner import run_cli
+from tests.gui_support import child
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    return fresh_home(tmp_path, monkeypatch)
-
-
-@pytest.fixture
-def window(qtbot, home):
-    win = open_window(qtbot)
-    yield win
-    win.studio.shutdown()
 
 
 def suggested_save_name(win, monkeypatch) -> str:
@@ -63,9 +49,8 @@ def dragged(win) -> Path:
 
 def listed_names(home: Path) -> dict[int, str]:
     """`library list --json`, run as a user runs it."""
-    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "library", "list", "--json"],
-                          env={**os.environ, "SA3_STUDIO_HOME": str(home)},
-                          capture_output=True, text=True, timeout=120)
+    done = run_cli(["library", "list", "--json"],
+                   env={**os.environ, "SA3_STUDIO_HOME": str(home)}, timeout=120)
     assert done.returncode == 0, done.stderr
     return {entry["id"]: entry["name"] for entry in json.loads(done.stdout)}
 
@@ -206,6 +191,7 @@ def test_the_remembered_preset_finishes_new_takes(qtbot, window):
     assert child(window, "presetCombo").currentText() == "Raw"
 
 
+@pytest.mark.no_demo_set
 def test_the_models_window_refreshes_when_the_demo_is_built(qtbot, window, no_gpu):
     dialog = window.studio.models_controller.open_models_dialog()
     demo = MODEL_SETS["demo"].label

@@ -11,17 +11,6 @@ import pytest
 from tests.app.test_gui import WAIT_MS, child, generate
 
 
-@pytest.fixture
-def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home"))
-    from app import build_main_window
-
-    win = build_main_window()
-    qtbot.addWidget(win)
-    yield win
-    win.studio.shutdown()
-
-
 def library_rows(win) -> list:
     return child(win, "libraryView").model().records
 

@@ -99,12 +99,6 @@ def open_window(qtbot, make=make_generator) -> MainWindow:
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
-
-
-@pytest.fixture
 def live_window(qtbot, home):
     win = open_window(qtbot)
     panel = win.generation_panel

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from engines.catalog import MODEL_SETS
-from tests.fake_hub import FakeHub
 from tests.engines.test_downloads import FILES, blob, hf_env, hub  # noqa: F401 - fixtures
+from tests.fake_hub import FakeHub
 
 WAIT_MS = 20_000
 PUBLISHED_TENSORRT = "10.15.1.29"

@@ -19,8 +19,8 @@ from engines.catalog import MODEL_SETS
 from engines.catalog.tier_choice import codec_tier_options
 from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO
 from engines.cli.words import say
-from tests.conftest import fake_gpu_probe
 from tests.app.test_gui import WAIT_MS, child, generate
+from tests.conftest import fake_gpu_probe
 from tests.engines.test_tiers import A6000, TRT, engines_tree, one_sentence
 from tests.widget_texts import FLAG, flags_in, widget_texts
 

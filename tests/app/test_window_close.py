@@ -23,8 +23,8 @@ from PySide6.QtCore import QThread, QThreadPool
 import engines.models.download as download
 from app.common.background_jobs import BackgroundJobs
 from engines.errors import StudioError
-from tests.gui_support import child
 from tests.app.test_gui import generate
+from tests.gui_support import child
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 RUN_LIMIT_S = 120  # a clean close takes seconds; a hang (a dialog opened after close) forever

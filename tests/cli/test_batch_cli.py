@@ -1,6 +1,7 @@
-"""`batch LIST --out DIR` run as a real subprocess on the demo models: CSV and JSON lists with
-good and bad rows, exit codes, the manifest and sidecars, resuming after SIGINT and SIGKILL,
---force, --jobs, --dry-run and name templates."""
+"""`batch LIST --out DIR` on the demo models (in this process; a real subprocess where a signal or
+a terminal is what is tested): CSV and JSON lists with good and bad rows, exit codes, the
+manifest and sidecars, resuming after SIGINT and SIGKILL, --force, --jobs, --dry-run and name
+templates."""
 
 from __future__ import annotations
 
@@ -16,20 +17,10 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from tests.cli_runner import run_cli
+
 REPO = Path(__file__).resolve().parents[2]
 BATCH = "import sys; from engines.cli.batch import main; sys.exit(main(sys.argv[1:]))"
-
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("batch-models")  # the demo set is built here on first use
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
 
 
 def command(list_path: Path, out: Path, models: Path, *flags: str) -> list[str]:
@@ -39,8 +30,8 @@ def command(list_path: Path, out: Path, models: Path, *flags: str) -> list[str]:
 
 def batch(list_path: Path, out: Path, models: Path, home: Path, *flags: str
           ) -> subprocess.CompletedProcess:
-    return subprocess.run(command(list_path, out, models, *flags), cwd=REPO, env=_env(home),
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(["batch", str(list_path), "--out", str(out), "--models-dir", str(models),
+                    *flags], cwd=REPO, env=_env(home), timeout=300)
 
 
 def start(list_path: Path, out: Path, models: Path, home: Path, *flags: str) -> subprocess.Popen:
@@ -121,7 +112,9 @@ def test_csv_list_renders_good_rows_and_names_bad_ones_by_line(tmp_path: Path, m
 
     with ClipLibrary(home / "library") as library:
         take = library.get(first["library_id"])
-        assert take.name == "door_creak_01" and take.seed == 40 and "DOORWood" in take.tags
+        # Kept under the sound's name, its number in the row beside it (issue 31).
+        assert take.name == "door_creak" and take.seed == 40 and "DOORWood" in take.tags
+        assert (take.variation, take.variations) == (1, 2)
         assert library.get(files["repaint_01.wav"]["library_id"]).parent_id is not None
 
 
@@ -188,6 +181,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(tmp_path: Path, models: Path
     assert not out.exists() and not (home / "library").exists()
 
 
+@pytest.mark.slow  # Ctrl+C to a real process group
 @pytest.mark.posix
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_resume_after_ctrl_c(tmp_path: Path, models: Path, home: Path, jobs: str):
@@ -209,6 +203,7 @@ def test_resume_after_ctrl_c(tmp_path: Path, models: Path, home: Path, jobs: str
     assert summary == {"ok": 40 - len(done), "skipped": len(done), "failed": 0, "pending": 0}
 
 
+@pytest.mark.slow  # SIGKILL to a real process
 @pytest.mark.posix
 def test_resume_after_sigkill_never_lists_a_half_written_file(tmp_path: Path, models: Path,
                                                               home: Path):
@@ -261,6 +256,7 @@ def test_two_workers_make_the_same_files_as_one(tmp_path: Path, models: Path, ho
     assert manifest(two)["settings"]["jobs"] == 2
 
 
+@pytest.mark.slow  # a real process on a terminal
 @pytest.mark.posix
 def test_a_terminal_gets_a_progress_bar(tmp_path: Path, models: Path, home: Path):
     import fcntl

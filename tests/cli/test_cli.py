@@ -16,11 +16,6 @@ import main as entry
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("cli-models")
-
-
 def run(capsys, *args: str) -> tuple[int, str, str]:
     code = entry.main(["generate", *args])
     captured = capsys.readouterr()
@@ -183,6 +178,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(capsys, tmp_path: Pa
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
+@pytest.mark.slow  # the real process
 def test_console_entry_point_has_no_traceback(tmp_path: Path):
     """The real process: exit code and stderr as a shell script sees them."""
     proc = subprocess.run([sys.executable, str(REPO / "main.py"), "generate", "--prompt", "x",

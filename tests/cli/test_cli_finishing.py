@@ -15,16 +15,7 @@ import wavinfo
 import main as entry
 from engines.finish.seam_metrics import seam_test
 
-
-@pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("finish-cli-models")
-
-
-@pytest.fixture(autouse=True)
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home"))
-    return tmp_path / "home"
+pytestmark = pytest.mark.usefixtures("home")  # every test a data folder of its own
 
 
 def run(capsys, models: Path, *args: str) -> tuple[int, str, str]:

@@ -34,6 +34,7 @@ from tests.hostile_support import (
     Templates,
     all_of,
     audio_written,
+    case_params,
     closed_port,
     gen_args,
     http_answer,
@@ -734,7 +735,7 @@ CASES: list[Case] = [
     Case("blank-prompt", gen_args(prompt=" \t "), (0, 2), creates=GEN_OUT),
     Case("prompt-100k-chars", gen_args(prompt="rain " * 20000), 0,
          onnxruntime_takes_long_command_lines, creates=GEN_OUT,
-         warns=("token",), check=audio_written("{out}/a.wav")),
+         warns=("token",), check=audio_written("{out}/a.wav"), process=True),
     Case("prompt-100k-chars-bad-seconds", gen_args("--seconds", "nan",
                                                    prompt="rain " * 20000), 2),
 
@@ -866,7 +867,7 @@ def test_the_judge_catches_broken_promises(tmp_path: Path):
                                        "unexpected new file 'out/new.json'"])
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("case", case_params(CASES))
 def test_hostile_cli(case: Case, templates: Templates, tmp_path: Path):
     ctx = Ctx(tmp_path, templates)
     try:

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
+from tests.cli.test_hostile_cli import SETTINGS_PATHS, set_aside
+from tests.cli_runner import run_cli
 from tests.hostile_support import (
     MAIN,
     REPO,
@@ -35,12 +37,12 @@ from tests.hostile_support import (
     all_of,
     audio_written,
     base_env,
+    case_params,
     gen_args,
     make_templates,
     run_case,
     write_wav,
 )
-from tests.cli.test_hostile_cli import SETTINGS_PATHS, set_aside
 
 pytestmark = pytest.mark.posix  # FIFOs, mounts, /proc, signals
 
@@ -503,7 +505,7 @@ def _judge(case: Case, templates: Templates, tmp_path: Path) -> None:
                           + f"\n  output: {result.excerpt()}")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+@pytest.mark.parametrize("case", case_params(CASES))
 def test_hostile_faults(case: Case, templates: Templates, tmp_path: Path):
     _judge(case, templates, tmp_path)
 
@@ -543,6 +545,7 @@ PIPED = [
 ]
 
 
+@pytest.mark.slow  # the pipe a real process writes to
 @pytest.mark.parametrize("argv, made", [p[1:] for p in PIPED], ids=[p[0] for p in PIPED])
 def test_a_closed_stdout_is_no_failure(argv, made, templates: Templates, tmp_path: Path):
     """stdout is a pipe whose reader is gone before the first line: nothing on stderr, the
@@ -593,6 +596,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow  # signals to a real process and its workers
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM], ids=["sigkill", "sigterm"])
 def test_workers_die_with_their_batch(how: int, templates: Templates, tmp_path: Path):
@@ -662,9 +666,7 @@ def test_reading_the_library_does_not_wait_for_a_writer(argv, templates: Templat
     try:
         assert holder.stdout.readline().strip() == "locked"
         started = time.monotonic()
-        done = subprocess.run([sys.executable, str(MAIN), *argv], cwd=REPO, timeout=60,
-                              env=base_env(home, tmp_path / "scratch"), capture_output=True,
-                              text=True)
+        done = run_cli(argv, cwd=REPO, timeout=60, env=base_env(home, tmp_path / "scratch"))
         took = time.monotonic() - started
     finally:
         holder.stdin.close()

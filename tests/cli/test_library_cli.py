@@ -15,20 +15,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.engines.test_library import engine_files_in, make_result, read_only_folder
 
 from engines.store.library import ClipLibrary
+from tests.cli_runner import run_cli
+from tests.engines.test_library import engine_files_in, make_result, read_only_folder
 
 REPO = Path(__file__).resolve().parents[2]
 TAKE_KEYS = {"id", "name", "created", "mode", "parent", "model", "prompt", "seconds", "seed",
              "rating", "favourite", "tags", "notes", "deleted", "files", "finishing", "quality",
-             "provenance"}
+             "labels", "variation", "variations", "provenance"}  # labels...: issue 31
 RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def run(home: Path, *args: str, stdin: int | None = subprocess.DEVNULL,
         timeout: float = 120) -> subprocess.CompletedProcess:
     env = {**os.environ, "SA3_STUDIO_HOME": str(home)}
+    if stdin == subprocess.DEVNULL:  # in this process (tests/cli_runner.py); a terminal needs one
+        return run_cli(args, env=env, cwd=REPO, timeout=timeout)
     return subprocess.run([sys.executable, str(REPO / "main.py"), *args], cwd=REPO, env=env,
                           stdin=stdin, capture_output=True, text=True, timeout=timeout)
 
@@ -186,6 +189,7 @@ def test_delete_hides_and_restore_brings_back(home: Path):
     assert [*table(home)] == [5, 4, 3, 2, 1] and audio.is_file()
 
 
+@pytest.mark.slow  # a real process with a terminal as stdin
 def test_purge_asks_or_needs_yes_and_removes_rows_and_files(home: Path):
     ok(home, "library", "delete", "3", "4")
     trashed = [Path(shown(home, take)["files"]["audio"]["path"]) for take in (3, 4)]

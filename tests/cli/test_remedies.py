@@ -9,12 +9,12 @@ import ast
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from engines.errors import VALUE, Advice, Remedy, RequestError, join
+from tests.cli_runner import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
@@ -70,8 +70,7 @@ def test_an_advice_keeps_its_remedies_through_sentences_and_pickling() -> None:
 
 def _run_cli(*args: str, home: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "SA3_STUDIO_HOME": str(home)}
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], capture_output=True,
-                          text=True, env=env, timeout=120, cwd=ROOT)
+    return run_cli(args, env=env, timeout=120, cwd=ROOT)
 
 
 def test_the_same_error_is_a_flag_on_the_command_line_and_a_control_in_the_window(

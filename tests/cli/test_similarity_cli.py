@@ -7,11 +7,12 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import soundfile as sf
+
+from tests.cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 PROMPTS = ("rain on a tin roof", "laser blast", "church bell")
@@ -20,9 +21,7 @@ SEEDS = ("1", "2", "3")
 
 def run(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "SA3_STUDIO_HOME": str(home)}
-    return subprocess.run([sys.executable, str(REPO / "main.py"), *args], cwd=REPO, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=180)
+    return run_cli(args, env=env, cwd=REPO, timeout=180)
 
 
 def ok(home: Path, *args: str) -> str:

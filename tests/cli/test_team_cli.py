@@ -9,13 +9,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import soundfile as sf
 
 from engines.store.library import ClipLibrary
+from tests.cli_runner import run_cli
 from tests.team_support import add_take, engine_files, require_postgres, server_folder, with_port
 
 require_postgres()
@@ -27,8 +27,7 @@ def _cli(*args: str, home: Path, team: str | None = None) -> subprocess.Complete
     env.pop("SA3_STUDIO_TEAM", None)
     if team is not None:
         env["SA3_STUDIO_TEAM"] = team
-    return subprocess.run([sys.executable, str(REPO / "main.py"), "team", *args],
-                          capture_output=True, text=True, env=env, timeout=180, cwd=REPO)
+    return run_cli(["team", *args], env=env, timeout=180, cwd=REPO)
 
 
 def _one_line_error(done: subprocess.CompletedProcess, code: int) -> str:
@@ -133,8 +132,7 @@ def test_refusals_are_one_line_with_the_exit_code_promised(initialised, tmp_path
 
 
 def test_the_command_is_listed_in_the_main_help(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, str(REPO / "main.py"), "--help"],
-                          capture_output=True, text=True, timeout=60, cwd=REPO)
+    done = run_cli(["--help"], timeout=60, cwd=REPO)
     assert "team COMMAND" in done.stdout
     help_text = _cli("--help", home=tmp_path).stdout
     for command in ("init", "publish", "list", "search", "similar", "fetch", "rate", "tag"):

@@ -8,13 +8,13 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import main as entry
 from engines import demo
+from tests.cli_runner import run_cli
 from tests.engines.test_tiers import TRT, engines_tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,8 +39,7 @@ def test_models_list_names_the_default_pick_and_why(tmp_path: Path, h200_gpu, mo
 
 def _run(home: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "SA3_STUDIO_HOME": str(home)}
-    return subprocess.run([sys.executable, str(REPO / "main.py"), *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return run_cli(args, env=env, cwd=REPO, timeout=300)
 
 
 @pytest.fixture(scope="module")

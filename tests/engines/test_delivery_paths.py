@@ -11,7 +11,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +18,14 @@ import pytest
 import soundfile as sf
 import wavinfo
 
+from tests.cli_runner import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(home: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "SA3_STUDIO_HOME": str(home), "PYTHONIOENCODING": "utf-8"}
-    return subprocess.run([sys.executable, str(ROOT / "main.py"), *args], cwd=cwd or home,
-                          env=env, capture_output=True, text=True, timeout=300)
+    return run_cli(args, cwd=cwd or home, env=env, timeout=300)
 
 
 def sha(path: Path) -> str:
@@ -43,12 +43,6 @@ def data_chunk(path: Path) -> bytes:
 def one_sentence(text: str) -> bool:
     text = text.strip()
     return text.count("\n") == 0 and text.endswith(".") and "Traceback" not in text
-
-
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    (tmp_path / "home").mkdir()
-    return tmp_path / "home"
 
 
 def test_generate_and_library_export_give_the_same_finished_file(home: Path,

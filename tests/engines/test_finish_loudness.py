@@ -257,11 +257,17 @@ def test_gain_only_when_the_ceiling_allows():
     assert report.gain_db == pytest.approx(-23.0 - report.loudness_before_lufs)
 
 
-def test_short_audio_gets_peak_handling_only():
-    audio = stereo_sine(1000.0, 1.2, 0.2)  # over full scale, too short to measure
+def test_short_audio_is_levelled_by_one_padded_block_under_the_ceiling():
+    """Issue 31 item 5 (was: short audio got peak handling only): under BS.1770's 400 ms
+    block the take is levelled by the loudness of one block, padded with silence."""
+    audio = stereo_sine(1000.0, 1.2, 0.2)  # over full scale, shorter than one block
     out, report = normalization.normalize(audio, FS, -18.0, -1.0, mode="limit")
-    assert report.loudness_before_lufs is None and report.loudness_after_lufs is None
-    assert "shorter than 0.4 s" in report.notes[0]
+    assert report.method == loudness.ONE_BLOCK
+    assert "shorter than BS.1770's 400 ms block" in report.notes[0]
+    padded = np.zeros((round(0.4 * FS), 2))
+    padded[:len(out)] = out
+    assert pyloudnorm.Meter(FS).integrated_loudness(padded) == pytest.approx(-18.0, abs=0.1)
+    assert report.loudness_after_lufs == pytest.approx(-18.0, abs=0.1)
     assert math.isfinite(report.gain_db)
     assert loudness.true_peak_dbtp(out) <= -1.0 + 1e-6
 

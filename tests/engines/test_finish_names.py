@@ -36,7 +36,7 @@ def test_default_template_numbers_variations():
 
 
 def test_missing_values_and_today():
-    assert render_name("{name}_{seed}", name="a") == "a_"
+    assert render_name("{name}_{seed}", name="a") == "a"  # an empty field and its "_" go
     assert render_name("{date}") == dt.date.today().strftime("%Y%m%d")
 
 

@@ -27,8 +27,8 @@ from engines.models import download as dl
 from engines.models import hub_http
 from engines.models.hub_files import REPO
 from tests.engines import test_downloads as downloads
-from tests.fake_hub import FakeHub
 from tests.engines.test_downloads import BIG, BIG_SIZE, CHUNK, FILES, TOKEN, one_sentence, plan_of
+from tests.fake_hub import FakeHub
 
 # the fixtures of test_downloads: an isolated huggingface_hub, the fake hub, a models folder
 hf_env = downloads.hf_env

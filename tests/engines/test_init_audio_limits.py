@@ -15,12 +15,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
-from tests.engines.test_library import engine_files_in, make_result
 
 from engines.audio_io import read_audio
 from engines.audio_io.convert import downmix_matrix
 from engines.request import GenerationRequest, init_frames_needed, validate_request
 from engines.store.library import ClipLibrary
+from tests.engines.test_library import engine_files_in, make_result
 
 SR = 44100
 TEN_MINUTES = 600

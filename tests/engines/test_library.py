@@ -555,7 +555,7 @@ def test_version_1_database_migrates_with_data_kept(tmp_path: Path, files):
     try:
         assert lib.migrated_from == 1 and lib.notice is None
         check = sqlite3.connect(root / "library.sqlite3")
-        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
         check.close()
         assert (root / "library.sqlite3.v1-backup").is_file()
         # Version 3: no finishing yet, and the quality measured from the audio when it opened
@@ -766,7 +766,8 @@ def test_export_to_folder_and_zip(lib: ClipLibrary, files, tmp_path: Path):
     out = tmp_path / "export"
     out.mkdir()
     written = lib.export([a.id, b.id, a.id], out)
-    assert [p.name for p in written] == ["laser-blast_01.wav", "Creak!_02.wav"]
+    # {n} is each take's variation number (two sounds made once), not its place (issue 31).
+    assert [p.name for p in written] == ["laser-blast_01.wav", "Creak!_01.wav"]
     for path, record in zip(written, (a, lib.get(b.id)), strict=True):
         samples, _ = sf.read(path, dtype="int16")
         assert np.array_equal(samples, lib.load_audio(record.id))  # the take, as it was kept
@@ -784,9 +785,9 @@ def test_export_to_folder_and_zip(lib: ClipLibrary, files, tmp_path: Path):
     with zipfile.ZipFile(archive) as zf:
         names = sorted(zf.namelist())
         assert names == sorted(["laser-blast_01.wav", "laser-blast_01.json",
-                                "Creak!_02.wav", "Creak!_02.json"])
-        meta = json.loads(zf.read("Creak!_02.json"))
-        assert meta["library"]["rating"] == 3 and meta["output"]["path"] == "Creak!_02.wav"
+                                "Creak!_01.wav", "Creak!_01.json"])
+        meta = json.loads(zf.read("Creak!_01.json"))
+        assert meta["library"]["rating"] == 3 and meta["output"]["path"] == "Creak!_01.wav"
         audio, _ = sf.read(io.BytesIO(zf.read("laser-blast_01.wav")), dtype="int16")
         assert np.array_equal(audio, lib.load_audio(a.id))
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
@@ -860,8 +861,8 @@ def test_cli_generate_records_and_library_commands(capsys, monkeypatch, tmp_path
     code, out, err = _cli(capsys, "library", "export", "1", "3", "--to", str(dest))
     assert code == 0, err
     assert [Path(line).name for line in out.split()] == ["rain-on-a-tin-roof_01.wav",
-                                                         "bell_02.wav"]
-    assert (dest / "bell_02.json").is_file()
+                                                         "bell_01.wav"]  # each its own {n}
+    assert (dest / "bell_01.json").is_file()
     code, out, err = _cli(capsys, "library", "show", "42")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith("error: ") and "#42" in err

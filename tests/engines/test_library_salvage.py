@@ -14,11 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tests.engines.test_library import engine_files_in, make_result
 
 from engines.store import journal as journal_module
 from engines.store import opening, rebuild
 from engines.store.library import ClipLibrary, LibraryError, TakeRecord
+from tests.engines.test_library import engine_files_in, make_result
 
 PAGE = 4096
 

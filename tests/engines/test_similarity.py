@@ -29,11 +29,6 @@ SEEDS = (11, 22, 33)
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("similarity-models")
-
-
-@pytest.fixture(scope="module")
 def renders(models: Path) -> list:
     """Demo takes of four prompts, three seeds each, lengths varied so length is no clue."""
     generator = Generator(Catalog(models))

@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 
 import numpy as np
-from tests.engines.test_library import engine_files_in, make_result
 
 from engines.delivery.names import DEFAULT_TEMPLATE, take_stem
 from engines.delivery.take import from_record
 from engines.similarity.search import similar_takes
 from engines.store.library import ClipLibrary
+from tests.engines.test_library import engine_files_in, make_result
 
 
 def test_a_renamed_take_goes_out_under_its_new_name(tmp_path: Path):

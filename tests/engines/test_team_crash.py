@@ -7,8 +7,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,6 +19,7 @@ from engines.team.binaries import embedded_bindir
 from engines.team.provisioning import init_local
 from engines.team.server import LocalServer
 from engines.team.service import PublishReport
+from tests.cli_runner import run_cli
 from tests.team_support import (
     add_take,
     engine_files,
@@ -115,8 +114,7 @@ def test_killed_in_the_middle_of_a_publish_leaves_no_partial_entry_and_the_queue
         assert conn.execute("SELECT count(*) FROM take_files").fetchone() == (0,)
 
     env = {**os.environ, "SA3_STUDIO_HOME": str(home), "SA3_STUDIO_TEAM": setup.publisher_line}
-    done = subprocess.run([sys.executable, str(REPO / "main.py"), "team", "sync", "--as", "ann"],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=REPO)
+    done = run_cli(["team", "sync", "--as", "ann"], env=env, timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr
     assert f"take #{take.id} published as team take #" in done.stdout
     entries = _complete_entries(server, root / "store")

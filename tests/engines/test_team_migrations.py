@@ -17,7 +17,8 @@ from tests.team_support import SharedServer, require_postgres, shared_server
 
 require_postgres()
 _names = itertools.count(1)
-TABLES = {"schema_version", "team_settings", "takes", "take_files", "ratings", "tags", "notes"}
+TABLES = {"schema_version", "team_settings", "takes", "take_files", "ratings", "tags", "notes",
+          "designer_logins"}
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +93,8 @@ def test_every_older_version_migrates_with_its_data_kept(empty: str, start: int)
         assert found == [(take_id,)]
         stars = conn.execute("SELECT rating_avg, rating_count, tag_list, embedding IS NULL "
                              "FROM takes").fetchone()
-        assert stars == ((4.0, 1, ["wet"], True) if start >= 2 else (0.0, 0, [], True))
+        # Step 5 gives the tags back the case they were given (CatIDs are case-sensitive).
+        assert stars == ((4.0, 1, ["Wet"], True) if start >= 2 else (0.0, 0, [], True))
         # ... and a new take is announced to watchers (step 4).
         conn.execute(f"LISTEN {migrations.NEW_TAKES_CHANNEL}")
         with psycopg.connect(empty, autocommit=True) as other:
@@ -100,6 +102,16 @@ def test_every_older_version_migrates_with_its_data_kept(empty: str, start: int)
         notes = list(conn.notifies(timeout=5, stop_after=1))
         assert [(n.channel, n.payload) for n in notes] == \
             [(migrations.NEW_TAKES_CHANNEL, str(new_id))]
+        # ... and (step 5) the old take changes only through the functions that check the
+        # writer, even for a role granted the table itself.
+        conn.execute("GRANT UPDATE ON takes TO sa3_team_publisher")
+        conn.execute("SET ROLE sa3_team_publisher")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            conn.execute("UPDATE takes SET rating_avg = 5")
+        conn.execute("RESET ROLE")
+        assert conn.execute("SELECT sa3_rate(%s, 'ann', 2)", (take_id,)).fetchone() == (True,)
+        assert conn.execute("SELECT rating_avg, rating_count FROM takes WHERE id = %s",
+                            (take_id,)).fetchone() == (2.0, 1)
 
 
 def test_two_admins_upgrading_at_once_apply_each_step_once(empty: str) -> None:
