@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")
 # NVRTC compiler options handed to the CUDA compiler, not flags a user types.
 NVRTC_OPTIONS = {"--gpu-architecture", "--fmad", "--std", "--use_fast_math"}
+# Options handed to PostgreSQL's own programs (initdb, postgres) when `team init` runs them.
+POSTGRES_OPTIONS = {"--version", "--pwfile", "--single"}
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -36,7 +38,7 @@ def _cli_text(text: str) -> list[str]:
     """The CLI flags and commands in `text`, NVRTC options and C source aside."""
     if "__global__" in text or "__device__" in text:  # CUDA C source compiled by NVRTC
         return []
-    flags = [f for f in FLAG.findall(text) if f.split("=")[0] not in NVRTC_OPTIONS]
+    flags = [f for f in FLAG.findall(text) if f.split("=")[0] not in NVRTC_OPTIONS | POSTGRES_OPTIONS]
     return flags + (["python main.py"] if "python main.py" in text else [])
 
 
