@@ -239,11 +239,14 @@ def gen_args(*extra: str | bytes, out: str | bytes = "{out}/a.wav",
             *extra, "--out", out]
 
 
-def make_templates(root: Path) -> Templates:
+def make_templates(root: Path, models: Path | None = None) -> Templates:
+    """`models`: a models folder with the demo set built (copied in, not built again)."""
     home = root / "library-home"
     out = root / "out"
     home.mkdir(parents=True)
     out.mkdir()
+    if models is not None:
+        shutil.copytree(models, home / "models")
     env = base_env(home, root / "scratch")
     for prompt, seed, name in (("coin pickup, bright", "1", "a.wav"),
                                ("rain on a tin roof", "2", "b.wav")):

@@ -24,7 +24,7 @@ from engines.batch.plan import Plan, PlannedTake
 from engines.batch.progress import Progress
 from engines.batch.resume import file_facts
 from engines.batch.workers import RenderedTake, TakeJob, unexpected
-from engines.errors import StudioError
+from engines.errors import StudioError, join
 from engines.failures import sentence, shown
 from engines.finish.quality import describe_flag
 
@@ -177,9 +177,9 @@ class _BatchRun:
         warnings = [*result.warnings, *(f"quality: {describe_flag(flag)}"
                                         for flag in result.quality),
                     *(finished.warnings if finished is not None else [])]
-        for warning in warnings:
-            self.progress.say("warning", f"{take.file}: {warning}")
-        return warnings
+        for warning in warnings:  # remedies kept, so each front end words them its own way
+            self.progress.say("warning", join(f"{take.file}: ", warning))
+        return [for_list(warning) for warning in warnings]
 
     def record(self, take: PlannedTake, changes: dict[str, Any], wall_s: float) -> None:
         timings = dict(changes.pop("timings_ms", {}) or {})

@@ -821,8 +821,8 @@ CASES: list[Case] = [
 
 
 @pytest.fixture(scope="module")
-def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
-    return make_templates(tmp_path_factory.mktemp("hostile-templates"))
+def templates(tmp_path_factory: pytest.TempPathFactory, models: Path) -> Templates:
+    return make_templates(tmp_path_factory.mktemp("hostile-templates"), models)
 
 
 def test_the_table_is_big_and_its_ids_unique():

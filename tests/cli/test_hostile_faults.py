@@ -485,8 +485,8 @@ GENERATE_SEED_RUN = Case("seed-run-past-the-last-seed-generate",
 
 
 @pytest.fixture(scope="module")
-def templates(tmp_path_factory: pytest.TempPathFactory) -> Templates:
-    return make_templates(tmp_path_factory.mktemp("hostile-faults-templates"))
+def templates(tmp_path_factory: pytest.TempPathFactory, models: Path) -> Templates:
+    return make_templates(tmp_path_factory.mktemp("hostile-faults-templates"), models)
 
 
 def test_the_table_ids_are_unique():
