@@ -17,17 +17,17 @@ callback never waits:
   from being overwritten by a block that was already running.
 - `_playing`, `loop`, `_volume` (GUI writes; the callback only ever clears `_playing`).
 
-sounddevice is imported lazily (engines.lazy): importing it initialises PortAudio, which probes
-every audio device, and building the window must not do that.
+sounddevice is imported lazily (app.common.output_device): importing it initialises PortAudio,
+which probes every audio device, and building the window must not do that.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import sys
 from time import perf_counter
-from types import ModuleType
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 
@@ -42,63 +42,19 @@ from app.common.audio_blocks import (
     mix_out,
     output_latency,
 )
-from engines.lazy import lazy_import, real_module
+from app.common.output_device import (
+    NO_DEVICE,
+    OPEN_FAILED,
+    OutputLookup,
+    PlaybackUnavailable,
+    detail_of,
+    find_output_device,
+    import_sounddevice,
+)
+
+__all__ = ["PlaybackUnavailable", "Player", "find_output_device"]
 
 log = logging.getLogger(__name__)
-
-sounddevice = lazy_import("sounddevice")
-
-_NO_DEVICE = (
-    "No audio output device was found ({detail}); playback is off, everything else works."
-)
-_OPEN_FAILED = (
-    "The audio output could not be opened ({detail}); playback is off, everything else works."
-)
-
-
-class PlaybackUnavailable(Exception):
-    """Playback cannot run on this machine; the message is one sentence for the user."""
-
-
-def _import_sounddevice() -> ModuleType:
-    """sounddevice, imported on first use (raises OSError when libportaudio is missing)."""
-    return real_module(sounddevice)
-
-
-def _detail(err: BaseException) -> str:
-    """An exception as a short clause that fits inside one sentence."""
-    text = " ".join(str(err).split()).rstrip(".")
-    return text or type(err).__name__
-
-
-def find_output_device(device: Any = None) -> tuple[Any, str | None]:
-    """(device to open, None) when an output device exists, else (None, one-sentence reason).
-
-    `device` is a sounddevice device id or name; None means the system default output, or the
-    first output device when the system names no default.
-    """
-    try:
-        sd = _import_sounddevice()
-    except (OSError, ImportError) as err:
-        return None, _NO_DEVICE.format(detail=f"the PortAudio library could not be loaded: "
-                                              f"{_detail(err)}")
-    try:
-        devices = sd.query_devices()
-        outputs = [i for i, info in enumerate(devices) if info["max_output_channels"] > 0]
-        if not outputs:
-            return None, _NO_DEVICE.format(detail="the system lists no output devices")
-        if device is not None:
-            sd.query_devices(device, kind="output")  # raises when it is not an output device
-            return device, None
-        try:
-            default = sd.query_devices(kind="output")
-        except sd.PortAudioError:
-            return outputs[0], None  # no default output configured: take the first one
-        return default.get("index", outputs[0]), None
-    except sd.PortAudioError as err:
-        return None, _NO_DEVICE.format(detail=f"PortAudio error: {_detail(err)}")
-    except ValueError as err:  # a configured device name that matches nothing
-        return None, _NO_DEVICE.format(detail=_detail(err))
 
 
 class Player:

@@ -45,7 +45,7 @@ def publish_takes(context: TeamJobContext, take_ids: list[int], designer: str) -
     file) is a sentence in `problems` and the others go on. TeamRefused (a read-only login)
     stops it, since it is the same for every take."""
     team = context.team()
-    team.designer = designer  # the name in Settings now, changed since the line was set
+    team.use_designer(designer)  # the name in Settings now; a designer's own login keeps its
     library = context.library()
     total = PublishReport()
     for done, take_id in enumerate(take_ids, 1):
@@ -112,6 +112,7 @@ def check_line(line: str, designer: str) -> str:
     with closing(connect(connection)) as conn:
         try:
             may_publish = records.may_publish(conn)
+            designer = (records.writer(conn, designer) or designer) if may_publish else designer
             takes = int(conn.execute("SELECT count(*) FROM takes").fetchone()[0])
             row = conn.execute("SELECT value FROM team_settings WHERE key = 'store'").fetchone()
         except psycopg.Error as err:

@@ -5,8 +5,9 @@
 
 and one login for each (sa3_reader, sa3_publisher) with a password, whose connection lines
 `team init` prints. More logins are plain PostgreSQL roles granted one of the two groups.
-A publisher may add takes, files and notes but never change or remove another's take: the
-only columns of a take it may update are the aggregates of ratings and tags.
+A publisher holds no table write at all: it publishes, rates, tags and writes notes only through
+the server's SECURITY DEFINER functions (engines/team/writes.py), which write under the caller's
+own designer name, so it can never change or remove another's take (the server enforces it).
 """
 
 from __future__ import annotations
@@ -33,10 +34,9 @@ REVOKE ALL ON DATABASE {db} FROM PUBLIC;
 GRANT CONNECT ON DATABASE {db} TO {reader};
 GRANT USAGE ON SCHEMA public TO {reader};
 GRANT SELECT ON ALL TABLES IN SCHEMA public TO {reader};
-GRANT INSERT ON takes, take_files, notes TO {publisher};
-GRANT INSERT, UPDATE, DELETE ON ratings, tags TO {publisher};
-GRANT UPDATE (rating_avg, rating_count, tag_list, tag_text) ON takes TO {publisher};
-GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {publisher};
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON ALL TABLES IN SCHEMA public FROM {publisher};
+REVOKE UPDATE (rating_avg, rating_count, tag_list, tag_text) ON takes FROM {publisher};
+REVOKE USAGE ON ALL SEQUENCES IN SCHEMA public FROM {publisher};
 """
 
 

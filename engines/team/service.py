@@ -96,6 +96,13 @@ class TeamLibrary:
             log.info("Team library: this login writes as designer '%s'", name)
             self.designer = name
 
+    def use_designer(self, name: str) -> None:
+        """Write as `name` from now (the window's Settings name, changed since the line was
+        set), unless this login is bound to a designer of its own: the server decides."""
+        self.designer = name
+        if self._conn is not None:
+            self._learn_writer(self._conn)
+
     def _drop(self) -> None:
         conn, self._conn, self._may_publish = self._conn, None, None
         if conn is not None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from engines.errors import Advice, Remedy
 from engines.lazy import lazy_import
-from engines.team.connection import TEAM_SETTING, TeamConnection
+from engines.team.connection import TEAM_SETTING, TeamConnection, masked
 from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
 from engines.team.migrations import check_schema
 from engines.team.writes import REFUSED_NAME
@@ -74,7 +74,7 @@ def reworded(err: BaseException, connection: TeamConnection) -> TeamError:
     """A psycopg failure as the sentence a user can act on, by its SQLSTATE's class."""
     where = connection.where
     state = getattr(err, "sqlstate", None) or _refused_at_startup(err)
-    detail = _first_line(err)
+    detail = masked(_first_line(err))  # libpq may quote the connection string it was given
     if state in _LOGIN_REFUSED:
         return TeamRefused(Advice(f"The team library at {where} refused the login "
                                   f"'{connection.user}' ({detail}); check {{0}}: it should be "
@@ -95,7 +95,7 @@ def reworded(err: BaseException, connection: TeamConnection) -> TeamError:
         return TeamUnreachable(f"The team library at {where} cannot be reached ({detail}); "
                                "you can keep working on the local library, and publishes wait "
                                "in the outbox until it is back.")
-    log.info("team library error", exc_info=err)
+    log.info("team library error (%s): %s", state, masked(str(err)))  # never the raw line
     return TeamError(f"The team library at {where} {_refusal(state)} ({detail}); nothing was "
                      f"changed{_what_to_do(state)}.")
 

@@ -24,17 +24,6 @@ NUMBER = r"(-?\d+\.\d|-inf)"
 READOUT = re.compile(rf"^{NUMBER} LUFS, {NUMBER} dBTP -> {NUMBER} LUFS, {NUMBER} dBTP$")
 
 
-@pytest.fixture
-def window(qtbot):
-    from app import build_main_window
-
-    win = build_main_window()
-    qtbot.addWidget(win)
-    child(win, "autoplayCheck").setChecked(False)
-    yield win
-    win.studio.shutdown()
-
-
 def finish_ctl(win):
     return win.studio.finish_controller
 
