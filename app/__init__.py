@@ -8,6 +8,7 @@ words) and app.shell the window that composes them (main window, menus, Studio, 
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -16,16 +17,18 @@ if TYPE_CHECKING:
 
 def build_main_window() -> QMainWindow:
     """The main window, built but not shown (see app.shell.studio)."""
-    # Imported here, not at the top: `import app` (main.py, the command line) must not load Qt.
-    from app.shell.studio import build_main_window as build
-
-    return build()
+    return _shell().build_main_window()
 
 
 def run_gui(argv: list[str] | None = None) -> int:
     """Open the window and run the Qt event loop; returns the exit status (2 when the
     window cannot open: one sentence in a message box, never a traceback)."""
-    # Imported here, not at the top: `import app` (main.py, the command line) must not load Qt.
-    from app.shell.launch import run_gui as run
+    return _shell().run_gui(argv)
 
-    return run(argv)
+
+def _shell() -> ModuleType:
+    """app.shell.launch (which holds both entry points), imported on first use."""
+    # Imported here, not at the top: `import app` (main.py, the command line) must not load Qt.
+    from app.shell import launch
+
+    return launch

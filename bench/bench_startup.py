@@ -9,9 +9,11 @@ Rows:
                `python -c "import numpy, onnxruntime, soundfile, sqlite3"`; goal <= 3x.
   window       the window's first paint (build_main_window, show, processEvents), from the
                process's start, against a bare QMainWindow + `import pyqtgraph`; goal <= 1.5x.
-  first take   the first take in a new data folder, in the window (the demo set is built then):
-               the longest gap between ticks of a 10 ms QTimer, from the click on Generate until
-               the take is in the list and one more second; goal <= 100 ms.
+  first take   the first take in a new data folder, in the window (the demo set is built then,
+               in the background from the first paint): the longest gap between ticks of a
+               10 ms QTimer, from the first paint through what the window loads after it, the
+               click on Generate half a second later, until the take is in the list and one
+               more second; goal <= 100 ms.
 Peak RSS is each child's own (os.wait4's rusage). Writes bench/results/startup-<date>.json and
 prints a table. The children are this file run with --child KIND.
 """
@@ -36,6 +38,7 @@ GENERATE = ["generate", "--prompt", "coin", "--seconds", "2", "--seed", "1", "--
 GOALS = {"generate": 3.0, "window": 1.5, "first take": 100.0}
 TICK_MS = 10
 TAIL_S = 1.0
+CLICK_AFTER_S = 0.5  # first take: Generate is clicked this long after the first paint
 
 
 def run_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
@@ -148,9 +151,7 @@ def child_first_take() -> None:
     from bench_gui_stall import NullStream, open_window, wait
     from PySide6.QtCore import QElapsedTimer, Qt, QTimer
 
-    app, window, _open_ms = open_window()
-    # the first paint's deferred work is the window's own start, not the take's
-    wait(app, lambda: False, 0.5)
+    app, window, _open_ms = open_window()  # shown and painted once
     takes = window.findChild(object, "takesList")
     gaps: list[float] = []
     clock = QElapsedTimer()
@@ -165,10 +166,12 @@ def child_first_take() -> None:
     timer.setTimerType(Qt.TimerType.PreciseTimer)
     timer.setInterval(TICK_MS)
     timer.timeout.connect(tick)
-    window.findChild(object, "promptEdit").setPlainText("coin")
-    window.findChild(object, "secondsSpin").setValue(2.0)
+    # from the first paint: what the window loads after it (app.shell.after_paint) counts too
     clock.start()
     timer.start()
+    wait(app, lambda: False, CLICK_AFTER_S)  # a designer types a prompt meanwhile
+    window.findChild(object, "promptEdit").setPlainText("coin")
+    window.findChild(object, "secondsSpin").setValue(2.0)
     window.findChild(object, "generateButton").click()
     done = wait(app, lambda: takes.count() > 0 and not window.studio.gpu.running, 300)
     wait(app, lambda: False, TAIL_S)

@@ -99,6 +99,8 @@ def _set_aside(path: Path, why: str) -> dict[str, Any]:
         _notice(f"The settings file {printable(path)} is damaged ({why}) and could not be set "
                 f"aside ({happened}); defaults are used until you move it away.")
         return {}
+    if aside.is_file():  # the copy may hold the team's publisher line: for the user alone
+        _keep_private(aside)
     _notice(f"The settings file was damaged ({why}); it was kept as {printable(aside)} and "
             "defaults are used.")
     return {}

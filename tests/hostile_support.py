@@ -627,6 +627,8 @@ def file_problems(case: Case, ctx: Ctx, before: dict, after: dict, succeeded: bo
         if not _match(rel, may_change + expand(case.vanishes)):
             problems.append(f"'{_show(rel)}' vanished")
     for rel in changed:
+        if rel == f"{home}/settings.json" and _made_private(before[rel], after[rel]):
+            continue
         if not _match(rel, may_change):
             kind = before[rel][0]
             detail = ("permissions" if kind in ("file", "dir") and before[rel][2:] == after[rel][2:]
@@ -640,6 +642,12 @@ def file_problems(case: Case, ctx: Ctx, before: dict, after: dict, succeeded: bo
             if any(fnmatch.fnmatchcase(rel, pattern) for rel in after):
                 problems.append(f"'{_show(pattern)}' is still there")
     return problems
+
+
+def _made_private(before: tuple, after: tuple) -> bool:
+    """The settings file read and made readable by its owner alone (0600: it may hold the
+    team's publisher line), its content unchanged: a promise kept, not a change."""
+    return before[0] == after[0] == "file" and before[2:] == after[2:] and after[1] == 0o600
 
 
 def count_takes(home: Path) -> int | None:

@@ -81,6 +81,7 @@ def engines_import_report() -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow  # an import probe in a fresh process
 def test_engines_import_pulls_in_no_qt_audio_or_gpu_runtime(engines_import_report: dict) -> None:
     pulled_in = engines_import_report["pulled_in"]
     assert not pulled_in, (
@@ -90,6 +91,7 @@ def test_engines_import_pulls_in_no_qt_audio_or_gpu_runtime(engines_import_repor
     )
 
 
+@pytest.mark.slow  # an import probe in a fresh process
 def test_every_engines_module_imports(engines_import_report: dict) -> None:
     assert "engines" in engines_import_report["modules"]
     errors = engines_import_report["errors"]
@@ -127,6 +129,7 @@ def test_engines_source_never_mentions_qt_or_sounddevice_imports() -> None:
     assert not offenders, "engines/ must not import Qt or sounddevice:\n" + "\n".join(offenders)
 
 
+@pytest.mark.slow  # an import probe in a fresh process
 def test_importing_app_package_loads_no_qt() -> None:
     code = "import app, sys; print(any(m.split('.')[0] == 'PySide6' for m in sys.modules))"
     result = subprocess.run(

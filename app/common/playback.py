@@ -27,7 +27,7 @@ import logging
 import math
 import sys
 from time import perf_counter
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -60,11 +60,12 @@ log = logging.getLogger(__name__)
 class Player:
     """Plays one take at a time through sounddevice's OutputStream (44.1 kHz stereo float32).
 
-    Nothing touches audio devices until `available` (or `unavailable_reason`) is first read or
-    `play()` is first called. A missing device never raises from the constructor: `available`
-    turns False, `unavailable_reason` says why in one sentence, and `play()` raises
-    PlaybackUnavailable with that sentence. With `stream_factory` (tests) no device is looked
-    up; the factory is called with OutputStream's keyword arguments.
+    Nothing touches audio devices until `available` (or `unavailable_reason`) is first read,
+    `play()` is first called or `look_up_in_background()` starts the look-up on a thread of its
+    own (the window does, once it has painted). A missing device never raises from the
+    constructor: `available` turns False, `unavailable_reason` says why in one sentence, and
+    `play()` raises PlaybackUnavailable with that sentence. With `stream_factory` (tests) no
+    device is looked up; the factory is called with OutputStream's keyword arguments.
     """
 
     def __init__(
@@ -81,6 +82,7 @@ class Player:
         self._stream: Any = None
         # None: not looked up yet; "": a device was found (or a factory was injected).
         self._reason: str | None = "" if stream_factory is not None else None
+        self._lookup = OutputLookup(self._detect_here)
 
         self._source = Source(np.zeros((0, CHANNELS), dtype=np.float32), None, 0)
         self._loaded_from: object | None = None  # the array last loaded (see load)
@@ -102,7 +104,22 @@ class Player:
 
     # -- availability ------------------------------------------------------------------------
 
+    def look_up_in_background(self) -> None:
+        """Find the output device (initialising PortAudio) on a thread of its own; reading
+        `available` meanwhile waits for that answer."""
+        if self._reason is None:
+            self._lookup.start()
+
+    @property
+    def known(self) -> bool:
+        """True once the output was looked up: reading `available` then never waits."""
+        return self._reason is not None
+
     def _detect(self) -> None:
+        self._lookup.wait()  # one look-up at a time: PortAudio is not for two threads at once
+        self._detect_here()
+
+    def _detect_here(self) -> None:
         if self._reason is None:
             device, reason = find_output_device(self._device)
             if reason is None:
@@ -264,12 +281,13 @@ class Player:
             raise PlaybackUnavailable(self._reason)
         errors: tuple[type[BaseException], ...] = (OSError, ValueError)
         try:
-            sd = _import_sounddevice()
-            errors += (sd.PortAudioError,)
+            # a stream factory (tests) needs no PortAudio: its errors only when it is loaded
+            sd = sys.modules.get("sounddevice") if self._stream_factory else import_sounddevice()
+            errors += (sd.PortAudioError,) if sd is not None else ()
             factory = self._stream_factory or sd.OutputStream
         except (OSError, ImportError) as err:
-            self._fail(_NO_DEVICE.format(detail=f"the PortAudio library could not be loaded: "
-                                                f"{_detail(err)}"))
+            self._fail(NO_DEVICE.format(detail=f"the PortAudio library could not be loaded: "
+                                               f"{detail_of(err)}"))
         stream = None
         try:
             stream = factory(
@@ -288,7 +306,7 @@ class Player:
                 except errors:
                     log.exception("closing the half-opened audio stream failed")
             log.exception("opening the audio stream failed")
-            self._fail(_OPEN_FAILED.format(detail=_detail(err)))
+            self._fail(OPEN_FAILED.format(detail=detail_of(err)))
         self._stream = stream
 
     def _fail(self, reason: str) -> NoReturn:

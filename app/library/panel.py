@@ -22,6 +22,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QFormLayout,
     QFrame,
     QGridLayout,
     QHBoxLayout,
@@ -60,6 +61,9 @@ LABEL_EDITS = (("catid", "labelCategoryEdit", "UCS category ID, e.g. FOOTGrvl"),
                ("fx_name", "labelFxNameEdit", "UCS FX name, e.g. Gravel Step"),
                ("creator", "labelCreatorEdit", "UCS creator ID"),
                ("source", "labelSourceEdit", "UCS source ID"))
+# What each edit is called beside it: a placeholder goes once the edit holds text.
+LABEL_CAPTIONS = {"catid": "CatID", "fx_name": "FX name", "creator": "Creator",
+                  "source": "Source"}
 
 
 def studio_settings() -> QSettings:
@@ -174,15 +178,18 @@ class LibraryPanel(QWidget):
         grid.addWidget(self.rating_spin, 0, 1)
         grid.addWidget(self.tags_edit, 1, 0, 1, 2)
         grid.addWidget(self.notes_edit, 2, 0, 1, 2)
-        for row, edit in enumerate(self.label_edits.values(), start=3):
-            grid.addWidget(edit, row, 0, 1, 2)
-        grid.addWidget(self.save_meta_button, 7, 0, 1, 2)
+        labels = QFormLayout()
+        labels.setContentsMargins(0, 0, 0, 0)
+        for key, edit in self.label_edits.items():
+            labels.addRow(LABEL_CAPTIONS[key], edit)  # the caption is the edit's buddy
+        grid.addLayout(labels, 3, 0, 1, 2)
+        grid.addWidget(self.save_meta_button, 4, 0, 1, 2)
         grid.setRowStretch(2, 1)
-        grid.addWidget(self.similar_button, 8, 0, 1, 2)
+        grid.addWidget(self.similar_button, 5, 0, 1, 2)
         buttons = ((self.restore_button, self.regenerate_button),
                    (self.delete_button, self.undo_button),
                    (self.export_button, self.zip_button))
-        for row, pair in enumerate(buttons, start=9):
+        for row, pair in enumerate(buttons, start=6):
             for column, button in enumerate(pair):
                 grid.addWidget(button, row, column)
         self.detail_widgets = (self.favourite_check, self.rating_spin, self.tags_edit,

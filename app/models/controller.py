@@ -2,7 +2,8 @@
 choices and the take viewer's banner), and the Models dialog.
 
 The first time the window is shown with no real model set installed, the Models dialog opens
-on its "Get models" page (once per data folder; Models > Manage models... opens it later).
+on its "Get models" page once the window has painted (once per data folder; Models > Manage
+models... opens it later).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel
 
 from app.common.gpu_service import GpuService
@@ -30,6 +31,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FIRST_RUN_KEY = "models_first_run_offered"
+
+
+def dialog_class() -> type[ModelManagerDialog]:
+    """The Models dialog's class, its module imported on first use."""
+    # Imported here, when the dialog first opens (or is about to): its download (HTTPS), build
+    # and self-test code need not load with the window.
+    from app.models.dialog import ModelManagerDialog
+
+    return ModelManagerDialog
 
 
 class ModelsController(QObject):
@@ -54,24 +64,35 @@ class ModelsController(QObject):
         gpu.batchFinished.connect(self._refresh_dialog)
         self.fill_models()
 
-    def window_shown(self) -> None:
-        """The window is on screen for the first time: offer the "Get models" page once it
-        has painted."""
-        QTimer.singleShot(0, self, self.offer_first_run)
-
     def has_real_model(self) -> bool:
         return any(self.catalog.resolve(key).runnable for key in MODEL_SETS if key != "demo")
+
+    def _first_run_due(self) -> bool:
+        """No real set installed and the "Get models" page never offered in this data folder
+        (never once the window is closing)."""
+        if self._closed:
+            return False
+        try:
+            return not (self.has_real_model()
+                        or read_settings(paths.data_dir()).get(FIRST_RUN_KEY))
+        except Exception:  # noqa: BLE001 - a first-run page is a courtesy, never a failure
+            log.warning("could not decide on the first-run page", exc_info=True)
+            return False
+
+    def load_first_run_code(self) -> None:
+        """Load the Models dialog's code when the "Get models" page is about to open (the
+        window calls this a turn of the event loop before `offer_first_run`): loading it and
+        building the dialog then hold the event loop in two short turns, not one long one."""
+        if self._first_run_due():
+            dialog_class()
 
     def offer_first_run(self) -> bool:
         """Open the "Get models" page if no real set is installed and it was never offered
         in this data folder; True when it opened (never once the window is closing)."""
-        if self._closed:
+        if not self._first_run_due():
             return False
         try:
-            data = paths.data_dir()
-            if self.has_real_model() or read_settings(data).get(FIRST_RUN_KEY):
-                return False
-            update_settings(data, {FIRST_RUN_KEY: True})
+            update_settings(paths.data_dir(), {FIRST_RUN_KEY: True})
         except Exception:  # noqa: BLE001 - a first-run page is a courtesy, never a failure
             log.warning("could not decide on the first-run page", exc_info=True)
             return False
@@ -141,16 +162,16 @@ class ModelsController(QObject):
     # ------------------------------------------------------------------ the Models dialog
     def open_models_dialog(self) -> ModelManagerDialog:
         if self.models_dialog is None:
-            # Imported here, when the dialog first opens: its download (HTTPS), build and
-            # self-test code need not load with the window.
-            from app.models.dialog import ModelManagerDialog
-
-            self.models_dialog = ModelManagerDialog(self, self.gpu, self.panel.window())
+            self.models_dialog = dialog_class()(self, self.gpu, self.panel.window())
         elif not self.models_dialog.isVisible():
             self.models_dialog.refresh()  # what was installed since it was last open
         self.models_dialog.show()
         self.models_dialog.raise_()
         return self.models_dialog
+
+    def demo_set_ready(self) -> None:
+        """The demo set was built in the background (app.models.demo_set)."""
+        self._refresh_dialog()
 
     def _refresh_dialog(self) -> None:
         """The Models window, while it is open, shows what is installed now."""

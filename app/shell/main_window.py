@@ -14,7 +14,9 @@ publishTeamAction (app.shell.menus); statusBar,
 mainSplitter, sideTabs, centreTabs (here: the Take and Library pages); and the Finish panel's
 (app.finish.panel: finishPanel, presetCombo, loudnessLabel, loopButton, abButton, ...) and
 the Library page's (app.library.panel; its Team
-source's: app.team.sources, app.team.panel, app.team.progress).
+source's: app.team.sources, app.team.panel, app.team.progress). The Library page is built when
+first used or right after the window's first paint (app.shell.library_page): its widgets are
+found by name from then on (`library_sources` and the panels below build it when read).
 
 The look is app.common.theme's (applied when the first window is built); what the window
 remembers between runs is app.common.window_state's.
@@ -25,7 +27,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
     QMainWindow,
@@ -40,21 +42,26 @@ from app.batch.progress import ListProgress
 from app.common.theme import apply_theme, icon
 from app.finish.panel import FinishPanel
 from app.generate.panel import GenerationPanel
-from app.library.panel import LibraryPanel
+from app.models.demo_set import DemoSetState
 from app.shell.menus import MainMenus
 from app.takes.panel import SessionPanel
 from app.takes.viewer import TakeViewer
-from app.team.panel import TeamPanel
 from app.team.progress import PublishProgress
-from app.team.sources import LibrarySources
 from app.widgets.named import named
 
 if TYPE_CHECKING:
+    from app.library.panel import LibraryPanel
     from app.shell.studio import Studio
+    from app.team.panel import TeamPanel
+    from app.team.sources import LibrarySources
 
 log = logging.getLogger(__name__)
 
 WINDOW_TITLE = "SA3 Studio"
+LIBRARY_TAB = "Library"
+# A window shown but never painted (shown minimised): what waits for the first paint starts
+# after this long anyway.
+FIRST_PAINT_FALLBACK_MS = 1000
 
 
 class MainWindow(QMainWindow):
@@ -64,6 +71,9 @@ class MainWindow(QMainWindow):
     window asks it to remember the layout and shut everything down."""
 
     firstShown = Signal()  # the window is on screen for the first time
+    # its first frame is painted (emitted on the next turn of the event loop): what is not on
+    # screen loads from here on (app.shell.studio)
+    firstPainted = Signal()
 
     def __init__(self) -> None:
         super().__init__()
@@ -73,22 +83,23 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.resize(1280, 800)
         self.was_shown = False  # a window never on screen has no layout the user arranged
+        self.was_painted = False
         self.studio: Studio | None = None
         self.generation_panel = GenerationPanel()
         self.finish_panel = FinishPanel()
         self.take_viewer = TakeViewer(self.finish_panel)
         self.session_panel = SessionPanel()
-        self.library_panel = LibraryPanel()
         self.side_tabs = named(QTabWidget(), "sideTabs")
         self.side_tabs.addTab(self.session_panel, "Session")
-        self.team_panel = TeamPanel()
-        self.library_sources = LibrarySources(self.library_panel, self.team_panel)
+        # the Library page's place until it is built (install_library_page)
+        self._library_placeholder: QWidget | None = named(QWidget(), "libraryPlaceholder")
         # The library is a page of the main area, beside the selected take: a sound browser
         # needs the room (every column at 1920x1080), the session list stays in view.
         self.centre_tabs = named(QTabWidget(), "centreTabs")
         self.centre_tabs.setDocumentMode(True)
         self.centre_tabs.addTab(self.take_viewer, "Take")
-        self.centre_tabs.addTab(self.library_sources, "Library")
+        self.centre_tabs.addTab(self._library_placeholder, LIBRARY_TAB)
+        self.centre_tabs.currentChanged.connect(self._centre_page_changed)
         centre = QWidget()
         column = QVBoxLayout(centre)
         column.setContentsMargins(0, 0, 0, 0)
@@ -107,7 +118,55 @@ class MainWindow(QMainWindow):
         self.setStatusBar(named(QStatusBar(), "statusBar"))
         self.list_progress = ListProgress(self.statusBar())
         self.team_progress = PublishProgress(self.statusBar())
+        self.demo_state = DemoSetState(self.statusBar())
         self.menus = MainMenus(self)
+
+    # ------------------------------------------------------------------ the Library page
+    @property
+    def library_sources(self) -> LibrarySources:
+        """The Library page (built now if it was not yet)."""
+        return self._studio().library_page().sources
+
+    @property
+    def library_panel(self) -> LibraryPanel:
+        """The Library page's local source (built now if it was not yet)."""
+        return self._studio().library_page().panel
+
+    @property
+    def team_panel(self) -> TeamPanel:
+        """The Library page's team source (built now if it was not yet)."""
+        return self._studio().library_page().team_panel
+
+    def library_page_built(self) -> bool:
+        return self._library_placeholder is None
+
+    def install_library_page(self, page: QWidget) -> None:
+        """Put the built Library page where its placeholder was (in view if that was)."""
+        placeholder, tabs = self._library_placeholder, self.centre_tabs
+        if placeholder is None:
+            raise RuntimeError("the Library page is built once")
+        index = tabs.indexOf(placeholder)
+        was_current = tabs.currentIndex() == index
+        blocked = tabs.blockSignals(True)  # one page changed for listeners, not three
+        try:
+            tabs.insertTab(index, page, LIBRARY_TAB)
+            tabs.removeTab(index + 1)
+            if was_current:
+                tabs.setCurrentIndex(index)
+        finally:
+            tabs.blockSignals(blocked)
+        self._library_placeholder = None
+        placeholder.deleteLater()
+
+    def _centre_page_changed(self, _index: int) -> None:
+        if self._library_placeholder is not None and \
+                self.centre_tabs.currentWidget() is self._library_placeholder:
+            self._studio().library_page()  # the user opened the Library tab before it was built
+
+    def _studio(self) -> Studio:
+        if self.studio is None:
+            raise RuntimeError("the Library page is built by the window's Studio")
+        return self.studio
 
     def show_session_tab(self) -> None:
         """The selected take and the session: after a library take was brought into it."""
@@ -125,6 +184,18 @@ class MainWindow(QMainWindow):
         super().showEvent(event)
         if first:
             self.firstShown.emit()
+            QTimer.singleShot(FIRST_PAINT_FALLBACK_MS, self, self._painted)
+
+    def paintEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().paintEvent(event)
+        if not self.was_painted:
+            # posted, so it runs once this frame is painted and flushed, not inside it
+            QTimer.singleShot(0, self, self._painted)
+
+    def _painted(self) -> None:
+        if not self.was_painted:
+            self.was_painted = True
+            self.firstPainted.emit()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         if self.studio is not None:

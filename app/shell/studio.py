@@ -7,12 +7,18 @@ signals to one another, and shuts everything down in order.
 
 Controllers connect the widgets of the panels they are given; a menu item, or a button of
 another feature's panel, is connected here.
+
+What is not on screen when the window opens loads after its first paint (app.shell.after_paint):
+the audio output's look-up (off this thread), the "Get models" page of a first start, the demo
+set where it is not built yet (in the background), and the Library page with its controllers
+(app.shell.library_page; also built at once when something asks for it).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
@@ -28,14 +34,19 @@ from app.export.labels_controller import LabelsController
 from app.finish.controller import FinishController
 from app.generate.controller import GenerationController
 from app.generate.inpaint import InpaintController
-from app.library.controller import LibraryController
 from app.live.controller import LiveController
 from app.models.controller import ModelsController
+from app.models.demo_set import DemoPreparation
+from app.shell.after_paint import Step, StepsAfterPaint
 from app.shell.main_window import MainWindow
 from app.shell.shortcuts_sheet import show_about, show_shortcuts_sheet
 from app.takes.controller import TakesController
 from app.takes.tier_compare import CompareTiersController
-from app.team.controller import TeamController
+
+if TYPE_CHECKING:
+    from app.library.controller import LibraryController
+    from app.shell.library_page import LibraryPage
+    from app.team.controller import TeamController
 
 log = logging.getLogger(__name__)
 
@@ -68,9 +79,7 @@ class Studio(QObject):
                                                   notifier, session, library, self)
         self.finish_controller = FinishController(finish_panel, viewer, notifier, session, gpu,
                                                   player, library, self)
-        self.library_controller = LibraryController(
-            window.library_panel, generation, notifier, session, gpu, library, self,
-            player=player, file_for=self.export_controller.file_for)
+        self._library_page: LibraryPage | None = None  # built after the first paint, or on use
         self.batch_controller = BatchController(window.list_progress, notifier, session, gpu,
                                                 self)
         self.compare_controller = CompareTiersController(takes_panel, notifier, session, gpu,
@@ -78,9 +87,8 @@ class Studio(QObject):
         self.live_controller = LiveController(generation, viewer, notifier, session, gpu, player,
                                               self)
         self.labels_controller = LabelsController(window, notifier, self)
-        self.team_controller = TeamController(window.library_sources, window.library_panel,
-                                              window.team_progress, notifier, session,
-                                              open_library, self)
+        self.demo_preparation = DemoPreparation(window.demo_state, notifier,
+                                                lambda: self.models_controller.catalog, self)
         self._connect_controllers()
         self._connect_menus()
         # settings.json is read again on the worker thread (the generator's catalog): say
@@ -91,23 +99,63 @@ class Studio(QObject):
         notifier.notices([getattr(library, "notice", None), *take_settings_notices()])
         self.window_state = WindowState()
         self.restore_window()
+        models = self.models_controller
+        self.after_paint = StepsAfterPaint(window, window.firstPainted, (
+            Step(player.look_up_in_background),
+            Step(models.load_first_run_code, on_screen=True),
+            Step(models.offer_first_run, on_screen=True),
+            Step(self.demo_preparation.start, on_screen=True),
+            Step(self.library_page),
+        ), self)
+
+    # ------------------------------------------------------------------ the Library page
+    def library_page(self) -> LibraryPage:
+        """The Library page and its controllers, built now if they were not yet."""
+        if self._library_page is None:
+            if getattr(self, "_shut_down", False):
+                raise RuntimeError("the window is closed: its Library page is not built now")
+            # Imported here, after the window's first paint or on first use: the library
+            # browser and the team library's client need not load before the window paints.
+            from app.shell.library_page import build_library_page
+
+            self._library_page = build_library_page(self.window, self, open_library)
+            self._connect_library(self._library_page)
+        return self._library_page
+
+    @property
+    def library_controller(self) -> LibraryController:
+        return self.library_page().controller
+
+    @property
+    def team_controller(self) -> TeamController:
+        return self.library_page().team
+
+    def _refresh_library(self, *_args) -> None:
+        """Takes were kept: the Library page shows them (one not built yet will when built)."""
+        if self._library_page is not None:
+            self._library_page.controller.refresh_library()
+
+    def _connect_library(self, page: LibraryPage) -> None:
+        w, library = self.window, page.controller
+        library.takeLoaded.connect(lambda _take: w.show_session_tab())
+        library.auditionStarted.connect(self.takes_controller.show_playing)
+        library.libraryShown.connect(w.show_library)
+        self.takes_controller.takeRenamed.connect(library.take_renamed)
 
     def _connect_controllers(self) -> None:
         """Between controllers and the window: Qt signals only."""
         w = self.window
-        refresh = self.library_controller.refresh_library
+        refresh = self._refresh_library
         self.generation_controller.libraryChanged.connect(refresh)
         self.inpaint_controller.libraryChanged.connect(refresh)
         self.batch_controller.libraryChanged.connect(refresh)
         self.generation_controller.takeGenerated.connect(self.takes_controller.autoplay)
-        self.library_controller.takeLoaded.connect(lambda _take: w.show_session_tab())
-        self.library_controller.auditionStarted.connect(self.takes_controller.show_playing)
+        self.demo_preparation.ready.connect(self.models_controller.demo_set_ready)
         self.live_controller.playingStarted.connect(self.takes_controller.show_playing)
         self.batch_controller.runningChanged.connect(
             lambda running: w.menus.render_list_action.setEnabled(not running))
         w.session_panel.use_init_button.clicked.connect(
             self.inpaint_controller.use_current_as_init)
-        w.firstShown.connect(self.models_controller.window_shown)
         self._connect_browser()
 
     def _connect_menus(self) -> None:
@@ -120,8 +168,9 @@ class Studio(QObject):
         menus.render_list_action.triggered.connect(self.batch_controller.open_dialog)
         menus.quit_action.triggered.connect(w.close)
         menus.labels_action.triggered.connect(self.labels_controller.open_dialog)
-        menus.team_settings_action.triggered.connect(self.team_controller.open_settings)
-        menus.publish_team_action.triggered.connect(self.team_controller.publish_current)
+        menus.team_settings_action.triggered.connect(lambda: self.team_controller.open_settings())
+        menus.publish_team_action.triggered.connect(
+            lambda: self.team_controller.publish_current())
         menus.models_action.triggered.connect(self.models_controller.open_models_dialog)
         menus.generate_action.triggered.connect(w.generation_panel.generate_button.click)
         menus.play_action.triggered.connect(w.take_viewer.play_button.click)
@@ -141,17 +190,14 @@ class Studio(QObject):
         """The Library page beside the take (issue 22): which page shows, Find similar and
         renames from either side, a new take finished with the remembered preset."""
         w, menus = self.window, self.window.menus
-        library, takes, session_panel = (self.library_controller, self.takes_controller,
-                                         w.session_panel)
-        library.libraryShown.connect(w.show_library)
+        session_panel = w.session_panel
         self.generation_controller.takeGenerated.connect(lambda _take: w.show_session_tab())
         self.generation_controller.takeGenerated.connect(self.finish_controller.finish_new_take)
         session_panel.takes_list.itemClicked.connect(lambda _item: w.show_session_tab())
-        takes.takeRenamed.connect(library.take_renamed)
         menus.find_similar_action.triggered.connect(self._find_similar)
         menus.library_action.triggered.connect(self._toggle_library)
         session_panel.find_similar_action.triggered.connect(
-            lambda: library.find_similar_take(self.session.current_take()))
+            lambda: self.library_controller.find_similar_take(self.session.current_take()))
         session_panel.use_init_action.triggered.connect(
             self.inpaint_controller.use_current_as_init)
         session_panel.save_action.triggered.connect(self.export_controller.save_as)
@@ -162,7 +208,8 @@ class Studio(QObject):
         """The Library page shows its local takes with one selected: what Take menu items
         (Find similar, Rename) mean then."""
         w = self.window
-        return (w.centre_tabs.currentWidget() is w.library_sources
+        return (self._library_page is not None
+                and w.centre_tabs.currentWidget() is w.library_sources
                 and not w.library_sources.team_shown()
                 and w.library_panel.current_record() is not None)
 
@@ -180,7 +227,7 @@ class Studio(QObject):
 
     def _toggle_library(self) -> None:
         w = self.window
-        if w.centre_tabs.currentWidget() is w.library_sources:
+        if w.library_page_built() and w.centre_tabs.currentWidget() is w.library_sources:
             w.centre_tabs.setCurrentWidget(w.take_viewer)
         else:
             w.show_library()
@@ -225,12 +272,15 @@ class Studio(QObject):
         if getattr(self, "_shut_down", False):
             return
         self._shut_down = True
+        self.after_paint.stop()
+        page = self._library_page
         steps = (self.models_controller.shutdown, self.takes_controller.shutdown,
                  self.finish_controller.shutdown, self.batch_controller.shutdown,
-                 self.library_controller.shutdown, self.live_controller.shutdown,
-                 self.session.shutdown,
+                 *((page.controller.shutdown,) if page is not None else ()),
+                 self.live_controller.shutdown, self.session.shutdown,
                  self.window.take_viewer.spectrogram.shutdown, self.gpu.stop,
-                 self.team_controller.shutdown, self.player.close, self.library.close)
+                 *((page.team.shutdown,) if page is not None else ()),
+                 self.demo_preparation.shutdown, self.player.close, self.library.close)
         for step in steps:
             try:
                 step()

@@ -62,7 +62,9 @@ class TakesController(QObject):
         # Space and L reach whichever widget has the focus: the application's filter sees
         # them first, for every widget of this window.
         QApplication.instance().installEventFilter(self)
-        self._update_playback_state()
+        # Whether Play can work is shown once the output was looked up: the window starts that
+        # after its first paint (app.shell.studio), off this thread; the timer below notices.
+        self._playback_state_shown = False
         self.timer = QTimer(self)
         self.timer.setInterval(PLAYHEAD_MS)
         self.timer.timeout.connect(self._tick)
@@ -246,6 +248,11 @@ class TakesController(QObject):
         self.player.volume = value / 100
 
     def _tick(self) -> None:
+        if not self.player.known:
+            return  # still being looked up: reading `available` now would wait for it
+        if not self._playback_state_shown:
+            self._playback_state_shown = True
+            self._update_playback_state()
         if not self.player.available:
             return
         position = self.player.position_seconds

@@ -3,8 +3,10 @@ on the team's server), the designer name takes are published under (Settings > L
 Test connection, which answers in one sentence. Layout only: app.team.controller tests and
 keeps the line (in the window's settings, settings.json in the data folder).
 
-Object names: teamSettingsDialog, teamConnectionEdit, teamDesignerLabel, teamTestButton,
-teamTestResultLabel, teamSettingsButtons.
+The line is shown masked (it holds a password) until teamShowLineButton is pressed.
+
+Object names: teamSettingsDialog, teamConnectionEdit, teamShowLineButton, teamDesignerLabel,
+teamTestButton, teamTestResultLabel, teamSettingsButtons.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -44,12 +47,22 @@ class TeamSettingsDialog(QDialog):
                                                 "sa3_team")
         self.connection_edit.setMaxLength(MAX_LINE_CHARS)
         self.connection_edit.setClearButtonEnabled(True)
+        # the line holds the publisher's password: hidden on screen (a screenshot, a shared
+        # screen) until Show is pressed
+        self.connection_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.show_button = named(QPushButton("Show"), "teamShowLineButton")
+        self.show_button.setCheckable(True)
+        self.show_button.setToolTip("Show the connection line, password and all")
+        self.show_button.toggled.connect(self._show_line)
+        line_row = QHBoxLayout()
+        line_row.addWidget(self.connection_edit, 1)
+        line_row.addWidget(self.show_button)
         self.designer_label = named(QLabel(designer), "teamDesignerLabel")
         self.designer_label.setWordWrap(True)
         self.test_button = named(QPushButton("Test connection"), "teamTestButton")
         self.result_label = named(QLabel(""), "teamTestResultLabel")
         self.result_label.setWordWrap(True)
-        form.addRow("Connection line", self.connection_edit)
+        form.addRow("Connection line", line_row)
         form.addRow("Designer", self.designer_label)
         form.addRow("", self.test_button)
         form.addRow("", self.result_label)
@@ -59,6 +72,11 @@ class TeamSettingsDialog(QDialog):
                              "teamSettingsButtons")
         self.buttons.rejected.connect(self.reject)  # Save: the controller checks, then accepts
         layout.addWidget(self.buttons)
+
+    def _show_line(self, shown: bool) -> None:
+        self.connection_edit.setEchoMode(QLineEdit.EchoMode.Normal if shown
+                                         else QLineEdit.EchoMode.Password)
+        self.show_button.setText("Hide" if shown else "Show")
 
     def line(self) -> str:
         return self.connection_edit.text().strip()

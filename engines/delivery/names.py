@@ -15,7 +15,8 @@ the take's variation number in its set (engines.store.families), never its place
 being exported; a take whose name already ends in that number (a batch take kept as
 `footstep_01` by an older version) does not get it twice. UCS names number a set's variations
 at the end of the FXName block, two digits: `FOOTGrvl_Gravel Step 01_JD_SA3`; a sound made
-once has no number.
+once has no number. A set named by a template without {n} is numbered as `--out` names are, so
+variations never share a name; a template whose fields are all empty gives the take's name.
 """
 
 from __future__ import annotations
@@ -130,7 +131,17 @@ def render_name(template: str, *, name: str = "", prompt: str = "", seed: int | 
         "fxname": ucs_block(fxname)[:FX_NAME_MAX], "creator": ucs_block(creator),
         "source": ucs_block(source),
     }
-    text = _filled(parts, values)
+    if name and not _filled(parts, values).strip(_SEPARATORS):
+        parts = _parsed("{name}")  # every field empty: the take's name, never just "take"
+    # A set of variations named by a template without {n} is numbered as `generate
+    # --variations --out NAME` numbers it, so its files never share one name.
+    numbered = of > 1 and not any(field == "n" for _, field, _ in parts)
+
+    def filled() -> str:
+        text = _filled(parts, values)
+        return numbered_stem(text, n, catid) if numbered else text
+
+    text = filled()
     for _ in range(64):  # each pass cuts the longest text field by the excess
         excess = len(safe_file_name(text, max_bytes=1 << 20).encode("utf-8")) - max_bytes
         longest = max(_TEXT_FIELDS, key=lambda key: len(str(values[key]).encode("utf-8")))
@@ -139,7 +150,7 @@ def render_name(template: str, *, name: str = "", prompt: str = "", seed: int | 
             break
         keep = max(0, len(longest_bytes) - excess - 1)
         values[longest] = longest_bytes[:keep].decode("utf-8", "ignore").rstrip()
-        text = _filled(parts, values)
+        text = filled()
     return safe_file_name(text, max_bytes=max_bytes)
 
 
@@ -240,13 +251,14 @@ def take_stem(template: str, take: DeliveryTake, n: int = 1, preset: str = "",
     name = take.name
     if Path(name).suffix.lower() in AUDIO_SUFFIXES:  # an import named after its file
         name = Path(name).stem
-    if _numbers_variations(template, n, of):
-        name = without_number(name, n)
+    fx_name = labels.fx_name
+    if _numbers_variations(template, n, of):  # else a number is the user's ("Level Up 1")
+        name, fx_name = without_number(name, n), without_number(fx_name, n)
     name = name or slug(take.prompt or "take")
     return render_name(template, name=name,
                        prompt=take.prompt, seed=take.seed, n=n, preset=preset, date=day,
                        category=labels.catid or labels.category, catid=labels.catid,
-                       fxname=without_number(labels.fx_name, n) if labels.fx_name else name,
+                       fxname=fx_name or name,
                        creator=labels.creator, source=labels.source, of=of)
 
 
@@ -254,7 +266,7 @@ def _numbers_variations(template: str, n: int, of: int) -> bool:
     """Whether the name `template` gives carries the variation number."""
     if template.strip() == UCS_TEMPLATE:
         return n > 1 or of > 1
-    return any(field == "n" for _, field, _ in _parsed(template))
+    return of > 1 or any(field == "n" for _, field, _ in _parsed(template))
 
 
 def without_number(name: str, n: int) -> str:

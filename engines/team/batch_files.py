@@ -104,6 +104,8 @@ def _plain_file(path: Path, folder: Path) -> str | None:
         return "a link"
     if not stat.S_ISREG(info.st_mode):
         return "not a plain file"
+    if info.st_nlink > 1:  # a hard link: the same file is also somewhere else, maybe not ours
+        return "a hard link to a file elsewhere"
     if path.resolve().parent != folder:
         return "outside the batch folder"
     return None

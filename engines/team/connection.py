@@ -27,6 +27,7 @@ from engines.lazy import lazy_import
 from engines.paths import data_dir
 from engines.settings import read_settings
 from engines.team.errors import TeamError
+from engines.text_display import is_hidden, terminal_text
 
 conninfo = lazy_import("psycopg.conninfo")
 
@@ -245,4 +246,10 @@ def designer_name(given: str | None = None) -> str:
     if len(name) > MAX_DESIGNER_CHARS:
         raise TeamError(f"The designer name is {len(name)} characters long; give at most "
                         f"{MAX_DESIGNER_CHARS}.")
+    if any(is_hidden(char) for char in name):
+        # 'ann' and 'ann' + U+200B look the same in a list: one designer could pass for
+        # another (the server refuses such names too, engines.team.write_limits)
+        raise TeamError(f"The designer name '{terminal_text(name)}' holds invisible or control "
+                        "characters (zero-width, direction or control characters); give the "
+                        "name as the team reads it.")
     return name

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import unicodedata
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
@@ -19,7 +18,7 @@ from engines.team.errors import TeamError
 from engines.team.migrations import check_schema
 from engines.team.session import reworded
 from engines.team.writes import WRITER_ROLE
-from engines.text_display import looks_blank
+from engines.text_display import is_hidden, looks_blank
 
 psycopg = lazy_import("psycopg")
 sql = lazy_import("psycopg.sql")
@@ -43,9 +42,10 @@ def designer_text(name: str) -> str:
     if not clean or looks_blank(clean):
         raise TeamError("A designer's name cannot be empty or look empty; give the name the "
                         "team knows them by.")
-    if len(clean) > MAX_NAME_CHARS or any(unicodedata.category(c) == "Cc" for c in clean):
+    if len(clean) > MAX_NAME_CHARS or any(is_hidden(c) for c in clean):
         raise TeamError(f"A designer's name is plain text of at most {MAX_NAME_CHARS} "
-                        "characters, without control characters; give a shorter, plain name.")
+                        "characters, without control, zero-width or direction characters; "
+                        "give a shorter, plain name.")
     return clean
 
 

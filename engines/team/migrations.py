@@ -12,6 +12,8 @@ schema at the version before it. Steps are never edited once released: a change 
     4  notifications of new and changed takes (LISTEN/NOTIFY)
     5  writes only through functions that check who writes (engines.team.writes): designer
        logins, guarded tables, tags that keep their case
+    6  what nobody may write (engines.team.write_limits): hidden characters in designer names,
+       blank or oversized notes and prompts, file names that are not one plain name
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from engines.errors import Advice, Remedy
 from engines.similarity.embedding import EMBEDDING_DIM
-from engines.team import writes
+from engines.team import write_limits, writes
 from engines.team.errors import TeamError
 
 if TYPE_CHECKING:
@@ -148,6 +150,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "sound embeddings and text search", _v3),
     Migration(4, "notifications of new and changed takes", lambda: _V4),
     Migration(5, "writes only through functions that check the writer", writes.step_sql),
+    Migration(6, "plain designer and file names, bounded text", write_limits.step_sql),
 )
 LATEST = MIGRATIONS[-1].version
 

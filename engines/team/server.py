@@ -46,6 +46,7 @@ from engines.team.login_store import (
 )
 
 conninfo = lazy_import("psycopg.conninfo")
+pq = lazy_import("psycopg.pq")
 log = logging.getLogger(__name__)
 
 SERVER_USER = "embedded_postgres"
@@ -255,10 +256,15 @@ class LocalServer:
 
     def admin_conninfo(self, dbname: str = "postgres") -> str:
         """The superuser's connection through the Unix socket, with its password (kept in
-        logins.json, readable by the admin only)."""
+        logins.json, readable by the admin only). TeamError when the socket folder is not the
+        server's own any more (a folder under /tmp removed and made again by someone else);
+        and only SCRAM is accepted, so whatever answers there never receives the password."""
+        self.check_socket_dir()
+        scram = {"require_auth": "scram-sha-256"} if pq.version() >= 160000 else {}
         return conninfo.make_conninfo(host=str(self.socket_dir()), port=str(self.port()),
                                       user=SUPERUSER, dbname=dbname,
-                                      password=read_logins(self.logins_file).get(SUPERUSER, ""))
+                                      password=read_logins(self.logins_file).get(SUPERUSER, ""),
+                                      **scram)
 
     def _run(self, words: list[str], doing: str | None, env: dict[str, str] | None = None,
              stdin_text: str | None = None) -> subprocess.CompletedProcess:

@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 3
 HNSW_EF_SEARCH = 100  # candidates "more like this" weighs: recall@10 0.87 at pgvector's 40
 APPLICATION_NAME = "SA3 Studio"
+LIBPQ_REQUIRE_AUTH = 160000  # the libpq release that has require_auth
 # SQLSTATE classes and codes (PostgreSQL, Appendix A). Only a failure to reach the server is
 # worded as "cannot be reached": psycopg calls a program limit or a full disk an
 # OperationalError too, and retrying those later changes nothing.
@@ -43,7 +44,8 @@ def connect(connection: TeamConnection, check: bool = True) -> psycopg_types.Con
     try:
         conn = psycopg.connect(connection.conninfo, autocommit=True,
                                connect_timeout=CONNECT_TIMEOUT_S,
-                               application_name=APPLICATION_NAME)
+                               application_name=APPLICATION_NAME,
+                               **no_cleartext_password(connection.conninfo))
     except psycopg.Error as err:
         raise reworded(err, connection) from err
     if check:
@@ -54,6 +56,20 @@ def connect(connection: TeamConnection, check: bool = True) -> psycopg_types.Con
             raise
     tune(conn)
     return conn
+
+
+def no_cleartext_password(line: str) -> dict[str, str]:
+    """libpq's require_auth refusing to send the password itself (libpq 16+), unless the line
+    says otherwise: whatever answers at the line's address while the team's server is down (a
+    program another local user started on its port) could ask for it and keep it. A server of
+    ours asks for SCRAM, which never sends the password."""
+    if psycopg.pq.version() < LIBPQ_REQUIRE_AUTH:
+        return {}
+    try:
+        given = psycopg.conninfo.conninfo_to_dict(line)
+    except psycopg.Error:
+        return {}
+    return {} if "require_auth" in given else {"require_auth": "!password"}
 
 
 def tune(conn: psycopg_types.Connection) -> None:

@@ -30,6 +30,7 @@ psycopg = lazy_import("psycopg")
 log = logging.getLogger(__name__)
 
 RETRY_S = 5.0
+MAX_ID_DIGITS = 19  # a bigint's
 
 
 class TeamWatcher:
@@ -89,14 +90,12 @@ class TeamWatcher:
             woke = False
             for note in conn.notifies(timeout=timeout, stop_after=1):
                 woke = True
-                if note.channel == CHANGED_TAKES_CHANNEL and note.payload.isdigit():
-                    self.changed.add(int(note.payload))
+                self._note_changed(note)
             if not woke:
                 return []
             # Gather what else arrived with it, without waiting.
             for note in conn.notifies(timeout=0.0):
-                if note.channel == CHANGED_TAKES_CHANNEL and note.payload.isdigit():
-                    self.changed.add(int(note.payload))
+                self._note_changed(note)
             fresh = records.newer_than(conn, self.last_id or 0, self.designer)
         except psycopg.Error as err:
             self._gone(reworded(err, self.connection))
@@ -104,6 +103,15 @@ class TeamWatcher:
         if fresh:
             self.last_id = fresh[-1].id
         return fresh
+
+    def _note_changed(self, note: psycopg_types.Notify) -> None:
+        """Keep the take id a change notification names. Any login may NOTIFY any channel
+        (PostgreSQL has no grant for it), so a payload is only a hint: one that is not a take
+        id as the server's trigger writes it ('²', 5,000 digits) is ignored, never parsed."""
+        payload = note.payload
+        if (note.channel == CHANGED_TAKES_CHANNEL and payload.isascii() and payload.isdigit()
+                and len(payload) <= MAX_ID_DIGITS):
+            self.changed.add(int(payload))
 
     def __iter__(self) -> Iterator[TeamEntry]:
         """New takes as they come, until `close`."""

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import sounddevice as sd
 
-from app.common import playback
+from app.common import output_device
 from app.common.playback import PlaybackUnavailable, Player, find_output_device
 
 RATE = 44100
@@ -367,7 +367,7 @@ def test_no_output_devices_makes_playback_unavailable(monkeypatch) -> None:
 
     monkeypatch.setattr(sd, "query_devices", input_only)
     monkeypatch.setattr(sd, "OutputStream", lambda **kwargs: opened.append(kwargs))
-    assert find_output_device() == (None, playback._NO_DEVICE.format(
+    assert find_output_device() == (None, output_device.NO_DEVICE.format(
         detail="the system lists no output devices"))
     player = Player()
     assert not player.available
@@ -383,7 +383,7 @@ def test_missing_portaudio_library_makes_playback_unavailable(monkeypatch) -> No
     def missing():
         raise OSError("PortAudio library not found")
 
-    monkeypatch.setattr(playback, "_import_sounddevice", missing)
+    monkeypatch.setattr(output_device, "import_sounddevice", missing)
     player = Player()
     assert not player.available
     _assert_one_sentence(player.unavailable_reason)

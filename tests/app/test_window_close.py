@@ -106,6 +106,7 @@ def _base_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("SA3_STUDIO")}
 
 
+@pytest.mark.slow  # the window opened and closed in a real process
 @pytest.mark.parametrize("scenario", ["at-once", "downloading", "generating", "loop-quit"])
 def test_closing_the_window_leaves_no_thread_running(scenario: str, tmp_path: Path) -> None:
     result = _run(scenario, tmp_path / "home")

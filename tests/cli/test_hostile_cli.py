@@ -370,8 +370,9 @@ def set_aside(required: bool) -> Check:
         key = f"{home}/settings.json"
 
         def tree(snap: dict, top: str) -> dict:
-            return {rel[len(top):]: v for rel, v in snap.items()
-                    if rel == top or rel.startswith(top + "/")}
+            # content only: a settings file read is made private (0600), which is no change
+            return {rel[len(top):]: (v[0], *v[2:]) if v[0] in ("file", "dir") else v
+                    for rel, v in snap.items() if rel == top or rel.startswith(top + "/")}
 
         original = tree(before, key)
         if tree(after, key) == original:

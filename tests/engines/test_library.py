@@ -710,6 +710,7 @@ lib.add(t.make_result(files, prompt="victim " + mode, seed=2, seconds=0.2))
 
 
 @pytest.mark.posix
+@pytest.mark.slow  # writers killed in real processes
 def test_writer_killed_at_any_moment_leaves_a_consistent_library(tmp_path: Path):
     root = tmp_path / "library"
     script = KILL_CHILD.format(repo=str(REPO), tests=str(REPO / "tests" / "engines"))

@@ -93,8 +93,10 @@ def test_every_older_version_migrates_with_its_data_kept(empty: str, start: int)
         assert found == [(take_id,)]
         stars = conn.execute("SELECT rating_avg, rating_count, tag_list, embedding IS NULL "
                              "FROM takes").fetchone()
-        # Step 5 gives the tags back the case they were given (CatIDs are case-sensitive).
-        assert stars == ((4.0, 1, ["Wet"], True) if start >= 2 else (0.0, 0, [], True))
+        # Step 5 gives the tags back the case they were given (CatIDs are case-sensitive);
+        # a library already past it keeps the aggregate it has.
+        tag_list = ["Wet"] if start < 5 else ["wet"]
+        assert stars == ((4.0, 1, tag_list, True) if start >= 2 else (0.0, 0, [], True))
         # ... and a new take is announced to watchers (step 4).
         conn.execute(f"LISTEN {migrations.NEW_TAKES_CHANNEL}")
         with psycopg.connect(empty, autocommit=True) as other:

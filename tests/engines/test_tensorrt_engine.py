@@ -566,6 +566,7 @@ def test_fake_is_strict(trt) -> None:
 
 # ---- import contract -----------------------------------------------------------------------------
 
+@pytest.mark.slow  # an import probe in a fresh process
 def test_engine_module_imports_without_tensorrt() -> None:
     code = textwrap.dedent(
         """

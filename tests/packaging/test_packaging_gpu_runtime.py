@@ -144,6 +144,7 @@ def test_fetch_resolves_verifies_and_unpacks_with_progress(indexes, tmp_path: Pa
     assert _leftovers(root) == []
 
 
+@pytest.mark.slow  # the next start is a real process
 def test_the_fetched_runtime_is_what_the_next_start_imports(indexes, tmp_path: Path) -> None:
     home = tmp_path / "home"
     gpu_runtime.fetch_gpu_runtime("12", Recorder(), threading.Event(),
@@ -219,6 +220,7 @@ def test_cancel_keeps_the_part_and_installs_nothing(indexes, tmp_path: Path) -> 
     assert [p.name.split("-")[0] for p in parts] == ["tensorrt_cu12_libs"]
 
 
+@pytest.mark.slow  # the command in real processes: its start imports the runtime
 def test_the_command_fetches_reports_and_removes(indexes, tmp_path: Path) -> None:
     pypi, _nvidia, _server = indexes
     env = {**os.environ, "SA3_STUDIO_HOME": str(tmp_path / "home")}
