@@ -25,9 +25,11 @@ from engines.finish.settings import FinishSettings
 from engines.finish.take import FinishedTake
 from engines.lazy import lazy_import, real_module
 
-# what measuring loudness imports on first use (scipy's filters, pyloudnorm)
-LOUDNESS_MODULES = (lazy_import("pyloudnorm.iirfilter"), lazy_import("scipy.signal"),
-                    lazy_import("scipy.ndimage"))
+# What finishing still imports on first use: scipy.ndimage, for the true-peak limiter
+# (engines.finish.limiter). Loudness itself runs in numpy now (engines.finish.biquads): scipy's
+# filters and pyloudnorm, 2 s of imports that held the GIL in pieces while the window started,
+# are needed only for takes over 95 s (engines.finish.biquads.SCIPY_FROM), and load then.
+LOUDNESS_MODULES = (lazy_import("scipy.ndimage"),)
 
 Figures = tuple[float | None, float | None]  # (integrated LUFS, true peak dBTP); None: silent
 
@@ -77,7 +79,7 @@ def figures(audio: np.ndarray, rate: int, circular: bool = False) -> Figures:
 
 
 def prewarm_loudness() -> None:
-    """Import what measuring loudness needs (scipy's filters, pyloudnorm), for a pool thread."""
+    """Import what finishing may need (LOUDNESS_MODULES), for a pool thread."""
     for module in LOUDNESS_MODULES:
         real_module(module)
 

@@ -5,11 +5,15 @@ painted (MainWindow.firstPainted): the first frame waits for none of them, and b
 the window paints, takes clicks and keys. A step marked `on_screen` (offering the "Get models"
 page, preparing the demo set) waits for a window on screen; the others also run on the event
 loop's first turn in a window that is not shown by then (a test's, driven without a screen).
+A step may wait for something (`after`, checked every POLL_MS meanwhile): a Preload, which
+imports modules on a thread of its own so that the GUI thread only builds the widgets.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,11 +22,40 @@ from PySide6.QtWidgets import QWidget
 
 log = logging.getLogger(__name__)
 
+POLL_MS = 20
+
 
 @dataclass(frozen=True)
 class Step:
     run: Callable[[], object]
     on_screen: bool = False  # only for a window the user sees
+    after: Callable[[], bool] | None = None  # runs once this holds (a Preload's `done`)
+
+
+class Preload:
+    """Imports `modules` on a daemon thread. Importing runs Python code that holds the GIL, but
+    the interpreter hands it over every few milliseconds, so the window keeps painting; the
+    GUI thread then finds the modules loaded. One that fails to import here fails again, and
+    is reported, where it is used."""
+
+    def __init__(self, *modules: str) -> None:
+        self.modules = modules
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._load, name="preload", daemon=True)
+            self._thread.start()
+
+    def done(self) -> bool:
+        return self._thread is not None and not self._thread.is_alive()
+
+    def _load(self) -> None:
+        for name in self.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001 - loaded again, and reported, where it is used
+                log.warning("could not preload %s", name, exc_info=True)
 
 
 class StepsAfterPaint(QObject):
@@ -69,7 +102,11 @@ class StepsAfterPaint(QObject):
         if self._stopped or not self._queue:
             self._running = False
             return
-        step = self._steps[self._queue.pop(0)]
+        step = self._steps[self._queue[0]]
+        if step.after is not None and not step.after():
+            QTimer.singleShot(POLL_MS, self, self._next)  # the window turns meanwhile
+            return
+        self._queue.pop(0)
         try:
             step.run()
         except Exception:  # noqa: BLE001 - what the window loads early it loads again on use

@@ -37,17 +37,48 @@ class LibraryPage:
     team: TeamController
 
 
-def build_library_page(window: MainWindow, studio: Studio,
-                       open_library: Callable[[], object]) -> LibraryPage:
-    """Build the page, put it in the window's Library tab and hand its controllers the services
-    they need (studio's); `open_library` opens the local library on the team thread."""
-    panel, team_panel = LibraryPanel(), TeamPanel()
-    sources = LibrarySources(panel, team_panel)
-    window.install_library_page(sources)
-    controller = LibraryController(
-        panel, window.generation_panel, studio.notifier, studio.session, studio.gpu,
-        studio.library, studio, player=studio.player,
-        file_for=studio.export_controller.file_for)
-    team = TeamController(sources, panel, window.team_progress, studio.notifier, studio.session,
-                          open_library, studio)
-    return LibraryPage(panel, team_panel, sources, controller, team)
+class LibraryPageParts:
+    """Builds the page in three parts - the local source, the team source with the toggle
+    (then the page is in its tab), the controllers - each short enough for one turn of the
+    event loop (`next_part`), or all that remain at once (`finish`). The controllers are
+    handed studio's services; `open_library` opens the local library on the team thread."""
+
+    def __init__(self, window: MainWindow, studio: Studio,
+                 open_library: Callable[[], object]) -> None:
+        self.window = window
+        self.studio = studio
+        self.open_library = open_library
+        self.panel: LibraryPanel | None = None
+        self.team_panel: TeamPanel | None = None
+        self.sources: LibrarySources | None = None
+        self.page: LibraryPage | None = None
+
+    def next_part(self) -> LibraryPage | None:
+        """Build the next part; the page once it is whole."""
+        if self.panel is None:
+            self.panel = LibraryPanel()
+        elif self.sources is None:
+            self.team_panel = TeamPanel()
+            self.sources = LibrarySources(self.panel, self.team_panel)
+            self.window.install_library_page(self.sources)
+        elif self.page is None:
+            self.page = self._controllers(self.panel, self.team_panel, self.sources)
+        return self.page
+
+    def finish(self) -> LibraryPage:
+        while self.next_part() is None:
+            pass
+        assert self.page is not None
+        return self.page
+
+    def _controllers(self, panel: LibraryPanel, team_panel: TeamPanel | None,
+                     sources: LibrarySources) -> LibraryPage:
+        assert team_panel is not None
+        window, studio = self.window, self.studio
+        controller = LibraryController(
+            panel, window.generation_panel, studio.notifier, studio.session, studio.gpu,
+            studio.library, studio, player=studio.player,
+            file_for=studio.export_controller.file_for)
+        team = TeamController(sources, panel, window.team_progress, studio.notifier,
+                              studio.session, self.open_library, studio)
+        return LibraryPage(panel, team_panel, sources, controller, team)

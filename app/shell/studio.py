@@ -37,7 +37,7 @@ from app.generate.inpaint import InpaintController
 from app.live.controller import LiveController
 from app.models.controller import ModelsController
 from app.models.demo_set import DemoPreparation
-from app.shell.after_paint import Step, StepsAfterPaint
+from app.shell.after_paint import Preload, Step, StepsAfterPaint
 from app.shell.main_window import MainWindow
 from app.shell.shortcuts_sheet import show_about, show_shortcuts_sheet
 from app.takes.controller import TakesController
@@ -45,10 +45,13 @@ from app.takes.tier_compare import CompareTiersController
 
 if TYPE_CHECKING:
     from app.library.controller import LibraryController
-    from app.shell.library_page import LibraryPage
+    from app.shell.library_page import LibraryPage, LibraryPageParts
     from app.team.controller import TeamController
 
 log = logging.getLogger(__name__)
+
+LIBRARY_PAGE_MODULE = "app.shell.library_page"  # what the Library page loads (Preload)
+LIBRARY_PAGE_PARTS = 3  # app.shell.library_page.LibraryPageParts builds it in three turns
 
 
 class Studio(QObject):
@@ -80,6 +83,7 @@ class Studio(QObject):
         self.finish_controller = FinishController(finish_panel, viewer, notifier, session, gpu,
                                                   player, library, self)
         self._library_page: LibraryPage | None = None  # built after the first paint, or on use
+        self._library_parts: LibraryPageParts | None = None
         self.batch_controller = BatchController(window.list_progress, notifier, session, gpu,
                                                 self)
         self.compare_controller = CompareTiersController(takes_panel, notifier, session, gpu,
@@ -100,27 +104,45 @@ class Studio(QObject):
         self.window_state = WindowState()
         self.restore_window()
         models = self.models_controller
+        library_code = Preload(LIBRARY_PAGE_MODULE)
         self.after_paint = StepsAfterPaint(window, window.firstPainted, (
             Step(player.look_up_in_background),
             Step(models.load_first_run_code, on_screen=True),
             Step(models.offer_first_run, on_screen=True),
             Step(self.demo_preparation.start, on_screen=True),
-            Step(self.library_page),
+            Step(library_code.start),
+            *(Step(self._build_library_part, after=library_code.done)
+              for _ in range(LIBRARY_PAGE_PARTS)),
         ), self)
 
     # ------------------------------------------------------------------ the Library page
     def library_page(self) -> LibraryPage:
         """The Library page and its controllers, built now if they were not yet."""
         if self._library_page is None:
-            if getattr(self, "_shut_down", False):
-                raise RuntimeError("the window is closed: its Library page is not built now")
+            self._library_built(self._library_builder().finish())
+        return self._library_page
+
+    def _build_library_part(self) -> None:
+        """One part of the Library page (a step after the first paint)."""
+        if self._library_page is None:
+            page = self._library_builder().next_part()
+            if page is not None:
+                self._library_built(page)
+
+    def _library_builder(self) -> LibraryPageParts:
+        if getattr(self, "_shut_down", False):
+            raise RuntimeError("the window is closed: its Library page is not built now")
+        if self._library_parts is None:
             # Imported here, after the window's first paint or on first use: the library
             # browser and the team library's client need not load before the window paints.
-            from app.shell.library_page import build_library_page
+            from app.shell.library_page import LibraryPageParts
 
-            self._library_page = build_library_page(self.window, self, open_library)
-            self._connect_library(self._library_page)
-        return self._library_page
+            self._library_parts = LibraryPageParts(self.window, self, open_library)
+        return self._library_parts
+
+    def _library_built(self, page: LibraryPage) -> None:
+        self._library_page = page
+        self._connect_library(page)
 
     @property
     def library_controller(self) -> LibraryController:
