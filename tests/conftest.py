@@ -22,6 +22,7 @@ import pytest
 from engines import gpu as gpu_probe
 from engines.gpu import GpuInfo
 from tests.fake_cuda_driver import FakeCudaDriver
+from tests.slow_list import read_slow_list
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -163,6 +164,10 @@ def _gpu_skip_reason() -> str | None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    measured_slow = read_slow_list()  # tests/slow_tests.txt: the daily loop leaves them out
+    for item in items:
+        if item.nodeid in measured_slow:
+            item.add_marker(pytest.mark.slow)
     if sys.platform == "win32":  # docs/windows.md says what these need
         posix = pytest.mark.skip(reason="needs POSIX (signals, modes, mounts, FIFOs or links)")
         for item in items:

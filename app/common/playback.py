@@ -246,6 +246,7 @@ class Player:
 
     def close(self) -> None:
         """Stop and close the stream; safe to call twice. A later play() opens a new stream."""
+        self._lookup.wait()  # PortAudio still starting on its thread must not meet its atexit
         self._playing = False
         stream, self._stream = self._stream, None
         if stream is None:

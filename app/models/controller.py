@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel
 
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
+from app.common.preload import Preload
 from app.common.remedy_words import for_window
 from app.generate.panel import GenerationPanel
 from app.generate.tier_combos import TierCombos
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FIRST_RUN_KEY = "models_first_run_offered"
+DIALOG_MODULE = "app.models.dialog"
 
 
 def dialog_class() -> type[ModelManagerDialog]:
@@ -57,6 +59,7 @@ class ModelsController(QObject):
         self.notifier = notifier
         self.catalog = default_catalog()
         self.models_dialog: ModelManagerDialog | None = None
+        self._dialog_code = Preload(DIALOG_MODULE)
         self._closed = False
         self.tiers = TierCombos(panel, lambda: self.catalog, self)
         panel.model_combo.currentIndexChanged.connect(self._model_changed)
@@ -79,12 +82,15 @@ class ModelsController(QObject):
             log.warning("could not decide on the first-run page", exc_info=True)
             return False
 
-    def load_first_run_code(self) -> None:
-        """Load the Models dialog's code when the "Get models" page is about to open (the
-        window calls this a turn of the event loop before `offer_first_run`): loading it and
-        building the dialog then hold the event loop in two short turns, not one long one."""
+    def preload_first_run_code(self) -> None:
+        """Load the Models dialog's code on a thread of its own when the "Get models" page is
+        about to open (the window calls this before `offer_first_run`, which waits for
+        `first_run_code_loaded`): the GUI thread then only builds the dialog."""
         if self._first_run_due():
-            dialog_class()
+            self._dialog_code.start()
+
+    def first_run_code_loaded(self) -> bool:
+        return self._dialog_code.done() or not self._dialog_code.started
 
     def offer_first_run(self) -> bool:
         """Open the "Get models" page if no real set is installed and it was never offered

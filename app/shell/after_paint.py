@@ -5,15 +5,14 @@ painted (MainWindow.firstPainted): the first frame waits for none of them, and b
 the window paints, takes clicks and keys. A step marked `on_screen` (offering the "Get models"
 page, preparing the demo set) waits for a window on screen; the others also run on the event
 loop's first turn in a window that is not shown by then (a test's, driven without a screen).
-A step may wait for something (`after`, checked every POLL_MS meanwhile): a Preload, which
-imports modules on a thread of its own so that the GUI thread only builds the widgets.
+A step may wait for something (`after`, checked every POLL_MS meanwhile): a Preload
+(app.common.preload), which imports modules on a thread of its own so that the GUI thread only
+builds the widgets.
 """
 
 from __future__ import annotations
 
-import importlib
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +22,10 @@ from PySide6.QtWidgets import QWidget
 log = logging.getLogger(__name__)
 
 POLL_MS = 20
+# Between two steps: a timer, not a posted call, and one frame long, so that what a step
+# started (a dialog's first paint), timers already due and input run in between instead of
+# adding up with the next step into one longer stall.
+STEP_GAP_MS = 16
 
 
 @dataclass(frozen=True)
@@ -30,32 +33,6 @@ class Step:
     run: Callable[[], object]
     on_screen: bool = False  # only for a window the user sees
     after: Callable[[], bool] | None = None  # runs once this holds (a Preload's `done`)
-
-
-class Preload:
-    """Imports `modules` on a daemon thread. Importing runs Python code that holds the GIL, but
-    the interpreter hands it over every few milliseconds, so the window keeps painting; the
-    GUI thread then finds the modules loaded. One that fails to import here fails again, and
-    is reported, where it is used."""
-
-    def __init__(self, *modules: str) -> None:
-        self.modules = modules
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._load, name="preload", daemon=True)
-            self._thread.start()
-
-    def done(self) -> bool:
-        return self._thread is not None and not self._thread.is_alive()
-
-    def _load(self) -> None:
-        for name in self.modules:
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001 - loaded again, and reported, where it is used
-                log.warning("could not preload %s", name, exc_info=True)
 
 
 class StepsAfterPaint(QObject):
@@ -73,6 +50,8 @@ class StepsAfterPaint(QObject):
         self._queue: list[int] = []
         self._running = False
         self._stopped = False
+        self._begun_on_screen = False
+        self._first_turn_ran = False
         painted.connect(lambda: self._begin(on_screen=True))
         QTimer.singleShot(0, self, self._first_turn)
 
@@ -80,23 +59,33 @@ class StepsAfterPaint(QObject):
     def idle(self) -> bool:
         return not self._running
 
+    @property
+    def settled(self) -> bool:
+        """Every step this window runs has run: all of them once it painted; a hidden window's
+        once the event loop turned (tests wait for this before they look for what it loads)."""
+        if self._running:
+            return False
+        return self._begun_on_screen or (self._first_turn_ran and not self.window.isVisible())
+
     def stop(self) -> None:
         """Nothing more runs (the window is closing)."""
         self._stopped = True
         self._queue.clear()
 
     def _first_turn(self) -> None:
+        self._first_turn_ran = True
         if not self.window.isVisible():  # no paint to wait for: what a hidden window needs
             self._begin(on_screen=False)
 
     def _begin(self, on_screen: bool) -> None:
+        self._begun_on_screen = self._begun_on_screen or on_screen
         fresh = [i for i, step in enumerate(self._steps)
                  if i not in self._queued and (on_screen or not step.on_screen)]
         self._queued.update(fresh)
         self._queue.extend(fresh)
         if fresh and not self._running and not self._stopped:
             self._running = True
-            QTimer.singleShot(0, self, self._next)
+            QTimer.singleShot(STEP_GAP_MS, self, self._next)
 
     def _next(self) -> None:
         if self._stopped or not self._queue:
@@ -112,7 +101,7 @@ class StepsAfterPaint(QObject):
         except Exception:  # noqa: BLE001 - what the window loads early it loads again on use
             log.exception("a start-up step failed: %s", getattr(step.run, "__qualname__", step))
         if self._queue and not self._stopped:
-            QTimer.singleShot(0, self, self._next)
+            QTimer.singleShot(STEP_GAP_MS, self, self._next)
             return
         self._running = False
         self.finished.emit()

@@ -8,7 +8,8 @@ apgSpin, seedEdit, seedLockCheck, generateButton, rerollButton, variationsSpin,
 rerollFlaggedCheck, cancelButton, initNoiseSlider, liveToggle, keepLiveButton, liveLatencyLabel
 (app.generate.panel); takesList, exportButton, compareTiersButton (app.takes.panel);
 waveformView, spectrogramView, latentView, playButton, loopCheck (app.takes.viewer);
-renderListProgress, renderListCancelButton (app.batch.progress); renderListAction,
+renderListProgress, renderListCancelButton (app.batch.progress); demoSetState
+(app.models.demo_set); renderListAction,
 shortcutsAction, aboutAction, liveAction, keepLiveAction, teamSettingsAction,
 publishTeamAction (app.shell.menus); statusBar,
 mainSplitter, sideTabs, centreTabs (here: the Take and Library pages); and the Finish panel's
@@ -16,7 +17,8 @@ mainSplitter, sideTabs, centreTabs (here: the Take and Library pages); and the F
 the Library page's (app.library.panel; its Team
 source's: app.team.sources, app.team.panel, app.team.progress). The Library page is built when
 first used or right after the window's first paint (app.shell.library_page): its widgets are
-found by name from then on (`library_sources` and the panels below build it when read).
+found by name from then on (`library_sources`, `library_panel` and `team_panel` build it when
+read).
 
 The look is app.common.theme's (applied when the first window is built); what the window
 remembers between runs is app.common.window_state's.

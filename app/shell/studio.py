@@ -27,6 +27,7 @@ from app.common.gpu_service import GpuService, make_generator
 from app.common.library_access import open_library
 from app.common.notifier import Notifier, show_settings_notices, take_settings_notices
 from app.common.playback import Player
+from app.common.preload import Preload
 from app.common.session import TakeModel
 from app.common.window_state import Choices, WindowState, select_enabled
 from app.export.controller import ExportController
@@ -37,7 +38,7 @@ from app.generate.inpaint import InpaintController
 from app.live.controller import LiveController
 from app.models.controller import ModelsController
 from app.models.demo_set import DemoPreparation
-from app.shell.after_paint import Preload, Step, StepsAfterPaint
+from app.shell.after_paint import Step, StepsAfterPaint
 from app.shell.main_window import MainWindow
 from app.shell.shortcuts_sheet import show_about, show_shortcuts_sheet
 from app.takes.controller import TakesController
@@ -107,12 +108,13 @@ class Studio(QObject):
         library_code = Preload(LIBRARY_PAGE_MODULE)
         self.after_paint = StepsAfterPaint(window, window.firstPainted, (
             Step(player.look_up_in_background),
-            Step(models.load_first_run_code, on_screen=True),
-            Step(models.offer_first_run, on_screen=True),
-            Step(self.demo_preparation.start, on_screen=True),
+            Step(models.preload_first_run_code, on_screen=True),
             Step(library_code.start),
+            Step(models.offer_first_run, on_screen=True, after=models.first_run_code_loaded),
             *(Step(self._build_library_part, after=library_code.done)
               for _ in range(LIBRARY_PAGE_PARTS)),
+            # last: its process would take a core from the GUI thread while it builds the rest
+            Step(self.demo_preparation.start, on_screen=True),
         ), self)
 
     # ------------------------------------------------------------------ the Library page

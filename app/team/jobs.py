@@ -56,6 +56,8 @@ def publish_takes(context: TeamJobContext, take_ids: list[int], designer: str) -
                 report = team.publish(library, [take_id])
                 total.published += report.published
                 total.problems += report.problems
+                total.relabelled += report.relabelled
+                total.notices += report.notices
                 total.unreachable = report.unreachable
             else:  # the server is away: queue the rest without asking it again
                 bundle = bundle_take(library, take_id, team.designer, team.outbox.folder_for)

@@ -111,10 +111,13 @@ class TeamPublishing(QObject):
             first = report.problems[0].rstrip(".")
             others = f"; {sent} other take(s) were published" if sent else ""
             self.notifier.error(f"{first}{others}.")
+        elif report.notices:  # a take kept another designer's labels: say whose
+            self.notifier.status(report.notices[0], 10000)
         elif report.unreachable is None:
             new = sum(1 for _local, _team, fresh in report.published if fresh)
-            self.notifier.status(f"Published {sent} take(s) to the team library ({new} new).",
-                                 5000)
+            relabelled = f", {len(report.relabelled)} relabelled" if report.relabelled else ""
+            self.notifier.status(f"Published {sent} take(s) to the team library ({new} new"
+                                 f"{relabelled}).", 5000)
         if sent:
             self.published.emit()
 

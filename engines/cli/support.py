@@ -7,9 +7,12 @@ stderr naming the problem and the fix, nothing written); 130 cancelled.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
 from engines.cli.pipes import quiet_on_closed_pipes
 from engines.cli.words import say
@@ -85,6 +88,25 @@ def argument_text(value: str, flag: str) -> str:
         fixed = value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         warn(f"{flag} held bytes that are not UTF-8 text; they were replaced with \ufffd.")
         return fixed
+
+
+@contextlib.contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM (`kill`, a service manager) while the body runs is answered as Ctrl+C is: the
+    body's cleanup runs (a server it started is stopped) and the command says it was
+    interrupted, where the default action would end the process on the spot."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers belong to the main thread
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def warn(message: object) -> None:

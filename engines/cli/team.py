@@ -32,6 +32,7 @@ from engines.cli.support import (
     argument_text,
     parser_class,
     run_command,
+    terminate_as_interrupt,
     warn,
 )
 from engines.cli.team_designers import add_parser as add_designer_parser
@@ -161,12 +162,15 @@ def run_init(args: argparse.Namespace) -> int:
     if args.port is not None and not 0 <= args.port <= 65535:
         raise UsageError(f"--port {args.port} is not a network port; give 1 to 65535, or 0 "
                          "for any free one.")
-    if args.data is not None:
-        setup = init_local(args.data, args.store, port=args.port, listen=args.listen,
-                           host=args.host, bindir=args.server_binaries, database=args.database)
-    else:
-        setup = init_existing(args.admin, args.store, data_dir() / "team" / "server-logins.json",
-                              database=args.database, host=args.host)
+    with terminate_as_interrupt():  # a server started here is stopped again, as on Ctrl+C
+        if args.data is not None:
+            setup = init_local(args.data, args.store, port=args.port, listen=args.listen,
+                               host=args.host, bindir=args.server_binaries,
+                               database=args.database)
+        else:
+            setup = init_existing(args.admin, args.store,
+                                  data_dir() / "team" / "server-logins.json",
+                                  database=args.database, host=args.host)
     say_setup(setup, args.json)
     return EXIT_OK
 
@@ -200,6 +204,8 @@ def run_publish(team: TeamLibrary, args: argparse.Namespace) -> int:
 def _merged(first: PublishReport, second: PublishReport) -> PublishReport:
     second.published[:0] = first.published
     second.problems[:0] = first.problems
+    second.relabelled[:0] = first.relabelled
+    second.notices[:0] = first.notices
     return second
 
 

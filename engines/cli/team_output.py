@@ -90,19 +90,22 @@ def say_setup(setup: TeamSetup, as_json: bool) -> None:
 
 def say_report(report: PublishReport, as_json: bool) -> None:
     if as_json:
-        say_json({"published": [{"local_id": local, "team_id": team, "new": new}
+        say_json({"published": [{"local_id": local, "team_id": team, "new": new,
+                                 "relabelled": team in report.relabelled}
                                 for local, team, new in report.published],
                   "waiting": report.waiting, "problems": report.problems,
-                  "unreachable": report.unreachable})
+                  "notices": report.notices, "unreachable": report.unreachable})
     else:
         for local, team, new in report.published:
-            what = "published as" if new else "already in the team library as"
+            what = ("published as" if new else "relabelled in the team library: new files "
+                    "and labels for" if team in report.relabelled
+                    else "already in the team library as")
             source = f"take #{local}" if local is not None else "a queued take"
             say_lines(f"{source} {what} team take #{team}")
         if report.waiting:
             say_lines(f"{report.waiting} take{'s' if report.waiting != 1 else ''} waiting in "
                       "the outbox")
-    for problem in report.problems:
+    for problem in report.problems + report.notices:
         warn(say(problem))
     if report.unreachable:
         warn(say(report.unreachable))

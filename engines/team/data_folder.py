@@ -10,6 +10,11 @@ import socket
 import stat
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; one team init at a time is then the admin's to keep
+    fcntl = None  # type: ignore[assignment]
+
 from engines.errors import Advice, Remedy
 from engines.failures import os_reason, shown
 from engines.team.errors import TeamError
@@ -42,6 +47,47 @@ def check_data_folder(data: Path) -> None:
                                            else "")
         raise _refusal(data, f"holds files a team server did not put there ({listed}), which "
                              "are left as they are")
+
+
+class InitLock:
+    """One `team init` at a time in a data folder: an flock on the folder itself, so nothing
+    is written for it and the kernel lets it go however the process ends. Two at once would
+    each run initdb and keep a superuser password, and only one of them would be the
+    cluster's. A context manager; `take()` locks (TeamError when another team init holds the
+    lock), and does nothing while the folder does not exist yet."""
+
+    def __init__(self, data: Path) -> None:
+        self.data = data
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None or fcntl is None
+
+    def take(self) -> None:
+        if self.held:
+            return
+        try:
+            fd = os.open(self.data, os.O_RDONLY | os.O_DIRECTORY)
+        except OSError:
+            return  # no folder yet (or not one): check_data_folder says what is wrong
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            os.close(fd)
+            raise TeamError(f"Another team init is setting up the team server folder "
+                            f"{shown(self.data)} right now; let it finish, then run team init "
+                            "again if you still need to.") from err
+        self._fd = fd
+
+    def __enter__(self) -> InitLock:
+        self.take()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the last descriptor lets the lock go
+            self._fd = None
 
 
 def _check_parent(data: Path) -> None:
@@ -96,6 +142,13 @@ def check_private_folder(folder: Path, uid: int) -> bool:
         return False
     except OSError as err:
         raise _not_private(folder, f"cannot be checked ({os_reason(err)[0]})") from err
+    check_private_stat(folder, info, uid)
+    return True
+
+
+def check_private_stat(folder: Path, info: os.stat_result, uid: int) -> None:
+    """TeamError unless `info` (an lstat of `folder`, or an fstat of it opened without
+    following links) is of a folder of `uid`'s alone."""
     if stat.S_ISLNK(info.st_mode):
         raise _not_private(folder, "is a symbolic link")
     if not stat.S_ISDIR(info.st_mode):
@@ -104,7 +157,6 @@ def check_private_folder(folder: Path, uid: int) -> bool:
         raise _not_private(folder, f"belongs to another user (uid {info.st_uid})")
     if stat.S_IMODE(info.st_mode) != 0o700:
         raise _not_private(folder, f"is open to others (mode {stat.S_IMODE(info.st_mode):o})")
-    return True
 
 
 def _not_private(folder: Path, problem: str) -> TeamError:

@@ -14,6 +14,7 @@ schema at the version before it. Steps are never edited once released: a change 
        logins, guarded tables, tags that keep their case
     6  what nobody may write (engines.team.write_limits): hidden characters in designer names,
        blank or oversized notes and prompts, file names that are not one plain name
+    7  a take's files and labels delivered again by its first publisher (engines.team.relabel)
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from engines.errors import Advice, Remedy
 from engines.similarity.embedding import EMBEDDING_DIM
-from engines.team import write_limits, writes
+from engines.team import relabel, write_limits, writes
 from engines.team.errors import TeamError
 
 if TYPE_CHECKING:
@@ -151,6 +152,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "notifications of new and changed takes", lambda: _V4),
     Migration(5, "writes only through functions that check the writer", writes.step_sql),
     Migration(6, "plain designer and file names, bounded text", write_limits.step_sql),
+    Migration(7, "files and labels delivered again by the first publisher",
+              lambda: relabel.step_sql(CHANGED_TAKES_CHANNEL)),
 )
 LATEST = MIGRATIONS[-1].version
 

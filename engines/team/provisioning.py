@@ -23,7 +23,7 @@ from engines.team import migrations, roles
 from engines.team.binaries import runnable_by, server_bindir
 from engines.team.connection import TeamConnection, checked_fields
 from engines.team.content_store import ContentStore
-from engines.team.data_folder import check_data_folder, check_port_free
+from engines.team.data_folder import InitLock, check_data_folder, check_port_free
 from engines.team.errors import TeamError
 from engines.team.login_store import keep_logins, read_logins
 from engines.team.server import LocalServer, searchable, server_user
@@ -58,6 +58,13 @@ def init_local(data: Path, store: Path, *, port: int | None = None, listen: str 
     later step fails, a server started here is stopped again."""
     data = Path(data).expanduser().absolute()
     programs = server_bindir(bindir)
+    with InitLock(data) as lock:  # held from here when the folder exists
+        return _init_local(data, lock, programs, store, port, listen, host, database)
+
+
+def _init_local(data: Path, lock: InitLock, programs: Path, store: Path, port: int | None,
+                listen: str, host: str | None, database: str) -> TeamSetup:
+    lock.take()  # the folder may have been made since (by another team init: refused)
     check_data_folder(data)
     owner = server_user()
     server = LocalServer(data, programs)
@@ -70,6 +77,12 @@ def init_local(data: Path, store: Path, *, port: int | None = None, listen: str 
         if wanted:
             check_port_free(wanted)
     store = _checked_store(store)
+    if not lock.held:  # a new folder: made (only now, when nothing refused), then locked
+        data.mkdir(parents=True, exist_ok=True)
+        lock.take()
+        if any(data.iterdir()):  # another team init made it in the meantime
+            raise TeamError(f"Another team init set up the team server folder {shown(data)} "
+                            "at the same time; run team init again if you still need to.")
     try:
         if owner is not None:  # only now, when nothing refused: folders made and opened
             data.mkdir(parents=True, exist_ok=True)

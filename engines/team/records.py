@@ -35,17 +35,44 @@ def vector_text(vector: list[float]) -> str:
 def insert_bundle(conn: psycopg.Connection, bundle: TakeBundle) -> tuple[int, bool]:
     """Publish one bundle in one transaction (the server's sa3_publish, engines.team.writes):
     (its team id, whether it is new). Files of an entry are those of its first publish; a
-    later publish of the same take adds only the designer's rating, tags and notes."""
-    files = [{"role": f.role, "name": f.file_name, "sha256": f.sha256, "size": f.size,
-              "format": f.format} for f in bundle.files]
+    later publish of the same take adds only the designer's rating, tags and notes (and, by
+    its first publisher, new files and labels: `publish_relabelled`)."""
     take = {**bundle.fields, "provenance": bundle.provenance}
     row = conn.execute(
         "SELECT team_id, is_new FROM sa3_publish(%s, %s::jsonb, %s, %s, %s::jsonb, %s, "
         "%s::text[], %s)",
         (bundle.key, json.dumps(strict_json(take), ensure_ascii=False),
          vector_text(bundle.embedding) if bundle.embedding else None, bundle.designer,
-         json.dumps(files), bundle.rating, list(bundle.tags), bundle.notes.strip())).fetchone()
+         json.dumps(_file_rows(bundle)), bundle.rating, list(bundle.tags),
+         bundle.notes.strip())).fetchone()
     return int(row[0]), bool(row[1])
+
+
+def publish_relabelled(conn: psycopg.Connection, bundle: TakeBundle) -> tuple[int, bool, bool]:
+    """Publish `bundle` and point its entry at the bundle's files and labels (the server's
+    sa3_relabel, engines.team.relabel), in one transaction: (team id, new, relabelled). The
+    server refuses anyone but the take's first publisher; the files must be in the store."""
+    with conn.transaction():
+        team_id, new = insert_bundle(conn, bundle)
+        row = conn.execute("SELECT sa3_relabel(%s, %s, %s::jsonb, %s::jsonb)",
+                           (bundle.key, bundle.designer,
+                            json.dumps(published_labels(bundle.provenance) or None,
+                                       ensure_ascii=False),
+                            json.dumps(_file_rows(bundle)))).fetchone()
+    return team_id, new, bool(row and row[0])
+
+
+def published_labels(provenance: object) -> dict[str, str]:
+    """The UCS labels a team take's provenance keeps (the local library's sidecar's
+    library.labels: only those given); {} for none."""
+    library = provenance.get("library") if isinstance(provenance, dict) else None
+    labels = library.get("labels") if isinstance(library, dict) else None
+    return dict(labels) if isinstance(labels, dict) else {}
+
+
+def _file_rows(bundle: TakeBundle) -> list[dict]:
+    return [{"role": f.role, "name": f.file_name, "sha256": f.sha256, "size": f.size,
+             "format": f.format} for f in bundle.files]
 
 
 def may_publish(conn: psycopg.Connection) -> bool:

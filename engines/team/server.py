@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -44,6 +45,8 @@ from engines.team.login_store import (
     read_logins,
     scram_verifier,
 )
+from engines.team.server_programs import run_program
+from engines.team.socket_folder import check_listening, client_host, make_private_folder
 
 conninfo = lazy_import("psycopg.conninfo")
 pq = lazy_import("psycopg.pq")
@@ -115,10 +118,7 @@ class LocalServer:
         base = Path(tempfile.gettempdir())
         if len(os.fsencode(base)) > SOCKET_PATH_MAX - 40:
             base = Path("/tmp")
-        folder = Path(tempfile.mkdtemp(prefix="sa3-team-", dir=base))  # 0700, ours alone
-        if owner is not None:
-            os.chown(folder, owner[0], owner[1])
-        return folder
+        return make_private_folder(base, owner)
 
     # ---- making and configuring ------------------------------------------------------------
 
@@ -179,6 +179,11 @@ class LocalServer:
             self._run(["initdb", "-D", str(self.cluster), "-U", SUPERUSER, "-E", "UTF8",
                        "-A", "scram-sha-256", f"--pwfile={secret}"], "make the database cluster",
                       {"LC_ALL": "C", "LANG": "C"})
+        except BaseException:
+            # initdb cut short (Ctrl+C, SIGTERM, a failure) leaves a PG_VERSION in a cluster
+            # that cannot start: emptied, the folder is one the next team init starts afresh
+            _empty(self.cluster)
+            raise
         finally:
             secret.unlink(missing_ok=True)
 
@@ -235,12 +240,26 @@ class LocalServer:
             return
         self._run(["pg_ctl", "-D", str(self.cluster), "-l", str(self.log_file), "-w", "-t",
                    str(START_TIMEOUT_S), "start"], "start the server")
+        self._check_listening()
         log.info("Team server started in %s on port %s", self.cluster, self.port())
 
     def restart(self) -> None:
         """Restart the server so that it reads the settings init rewrote."""
         self._run(["pg_ctl", "-D", str(self.cluster), "-l", str(self.log_file), "-m", "fast",
                    "-w", "-t", str(START_TIMEOUT_S), "restart"], "restart the server")
+        self._check_listening()
+
+    def _check_listening(self) -> None:
+        """Stop the server just (re)started, TeamError, when its socket is not in a folder of
+        its own: the folder outside the cluster was swapped after init checked it."""
+        folder = self.socket_dir()
+        if folder == self.cluster:
+            return  # inside the cluster folder, the server user's alone
+        try:
+            check_listening(folder, self.port() or 0, _server_uid())
+        except TeamError:
+            self.stop("immediate")
+            raise
 
     def stop(self, mode: str = "fast") -> None:
         """Stop the server ("fast": sessions are ended, transactions rolled back)."""
@@ -261,7 +280,9 @@ class LocalServer:
         and only SCRAM is accepted, so whatever answers there never receives the password."""
         self.check_socket_dir()
         scram = {"require_auth": "scram-sha-256"} if pq.version() >= 160000 else {}
-        return conninfo.make_conninfo(host=str(self.socket_dir()), port=str(self.port()),
+        folder = self.socket_dir()
+        host = str(folder) if folder == self.cluster else client_host(folder, _server_uid())
+        return conninfo.make_conninfo(host=host, port=str(self.port()),
                                       user=SUPERUSER, dbname=dbname,
                                       password=read_logins(self.logins_file).get(SUPERUSER, ""),
                                       **scram)
@@ -270,27 +291,17 @@ class LocalServer:
              stdin_text: str | None = None) -> subprocess.CompletedProcess:
         """Run one of the server programs, as the server user when we are root. `doing`: what
         for, to word a failure (None: the caller reads the exit status)."""
-        owner = server_user()
         command = [str(self.bindir / words[0]), *words[1:]]
-        with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as given:
-            given.write(stdin_text or "")
-            given.seek(0)
-            # Files, not pipes: the server pg_ctl starts would hold a pipe open forever.
-            try:
-                done = subprocess.run(
-                    command, stdin=given, stdout=out, stderr=subprocess.STDOUT,
-                    text=True, cwd=self.data, timeout=START_TIMEOUT_S + 30,
-                    env={**os.environ, **(env or {})},
-                    start_new_session=True,
-                    **({"user": owner[0], "group": owner[1], "extra_groups": []}
-                       if owner is not None else {}))
-            except (OSError, subprocess.SubprocessError) as err:
-                log.error("%s could not be run", " ".join(command), exc_info=True)
-                raise TeamError(f"Could not {doing or 'run ' + words[0]} in "
-                                f"{shown(self.cluster)} ({printable(err)}); "
-                                f"{self._where_why()}.") from err
-            out.seek(0)
-            output = out.read()
+        try:
+            code, output = run_program(
+                command, cwd=self.data, env={**os.environ, **(env or {})},
+                stdin_text=stdin_text or "", timeout=START_TIMEOUT_S + 30, owner=server_user())
+        except (OSError, subprocess.SubprocessError) as err:
+            log.error("%s could not be run", " ".join(command), exc_info=True)
+            raise TeamError(f"Could not {doing or 'run ' + words[0]} in "
+                            f"{shown(self.cluster)} ({printable(err)}); "
+                            f"{self._where_why()}.") from err
+        done = subprocess.CompletedProcess(command, code, output)
         if doing is not None and done.returncode != 0:
             log.error("%s failed (%d):\n%s", " ".join(command), done.returncode, output)
             last = printable(output.strip().splitlines()[-1]) if output.strip() else "no output"
@@ -345,6 +356,18 @@ def _free_port(wanted: int) -> int:
             return probe.getsockname()[1]
     raise TeamError(Advice("No free network port was found for the team server; give one "
                            "with {0}.", Remedy.setting("port")))
+
+
+def _empty(folder: Path) -> None:
+    """Remove what is in `folder` (never raising: the failure being reported matters more)."""
+    try:
+        for child in list(folder.iterdir()):
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink(missing_ok=True)
+    except OSError:
+        log.warning("could not empty %s", folder, exc_info=True)
 
 
 def searchable(folder: Path) -> None:

@@ -30,6 +30,7 @@ from engines.team.entries import TeamEntry, TeamQuery, check_query, check_tag
 from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
 from engines.team.fetching import cached_copy, fetch_files
 from engines.team.outbox import Outbox
+from engines.team.republish import Sent, known_take, send_known
 from engines.team.session import connect, psycopg, read_only, reworded
 from engines.team.watcher import TeamWatcher
 from engines.team.writes import MAX_TAGS
@@ -48,6 +49,8 @@ class PublishReport:
     how many still wait in the outbox, and sentences about takes that could not go."""
 
     published: list[tuple[int | None, int, bool]] = field(default_factory=list)
+    relabelled: list[int] = field(default_factory=list)  # team ids given new files and labels
+    notices: list[str] = field(default_factory=list)  # entries that kept another's labels
     waiting: int = 0
     problems: list[str] = field(default_factory=list)
     unreachable: str | None = None  # the sentence, when the server could not be reached
@@ -235,7 +238,7 @@ class TeamLibrary:
         """One claimed bundle sent, or its failure in `report`; False: stop sending (the
         server or the store is away)."""
         try:
-            team_id, new = self.send(bundle)
+            sent = self.send(bundle)
         except TeamUnreachable as err:
             self.outbox.release(bundle)
             report.unreachable = str(err)
@@ -247,42 +250,31 @@ class TeamLibrary:
             self.outbox.failed(bundle, str(err))
             report.problems.append(str(err))
             return True
-        report.published.append((bundle.local_id, team_id, new))
+        report.published.append((bundle.local_id, sent.team_id, sent.new))
+        if sent.relabelled:
+            report.relabelled.append(sent.team_id)
+        if sent.notice:
+            report.notices.append(sent.notice)
         return True
 
-    def send(self, bundle: TakeBundle) -> tuple[int, bool]:
-        """One queued bundle to the server: its files into the store (unless the team has the
-        take already: then only its files the store holds damaged are put back), then its
-        row in one transaction; then out of the outbox."""
-        known = self._run(lambda c: c.execute("SELECT id FROM takes WHERE take_key = %s",
-                                              (bundle.key,)).fetchone())
+    def send(self, bundle: TakeBundle) -> Sent:
+        """One queued bundle to the server: its files into the store, then its row in one
+        transaction; then out of the outbox. A take the team has already gets this designer's
+        rating, tags and notes, and new files and labels from its first publisher
+        (engines.team.republish)."""
+        known = self._run(lambda c: known_take(c, bundle.key))
         folder = self.outbox.files_of(bundle)
         if known is None:
             store = self.store()
             for entry in bundle.files:
                 store.put(file_path(folder, entry), entry.sha256)
+            sent = Sent(*self._run(lambda c: records.insert_bundle(c, bundle)))
         else:
-            self._repair(bundle, folder, int(known[0]))
-        result = self._run(lambda c: records.insert_bundle(c, bundle))
+            sent = send_known(self._run, self.store, bundle, folder, known)
         self.outbox.done(bundle)
-        log.info("Team library: take %s published as team take #%d", bundle.local_id, result[0])
-        return result
-
-    def _repair(self, bundle: TakeBundle, folder: Path, team_id: int) -> None:
-        """The team has the take: each of its recorded files this publish holds the same
-        bytes of is stored again where the store's copy no longer hashes to its name (a file
-        damaged in place is repaired, never left for ever). Best effort: the rating and tags
-        go to the server whatever the store does."""
-        recorded = {row[0] for row in self._run(lambda c: c.execute(
-            "SELECT sha256 FROM take_files WHERE take_id = %s", (team_id,)).fetchall())}
-        try:
-            store = self.store()
-            for entry in bundle.files:
-                if entry.sha256 in recorded:
-                    store.put(file_path(folder, entry), entry.sha256)
-        except TeamError as err:
-            log.warning("Team library: could not check the stored files of team take #%d: %s",
-                        team_id, err)
+        log.info("Team library: take %s published as team take #%d", bundle.local_id,
+                 sent.team_id)
+        return sent
 
     # ---- finding ---------------------------------------------------------------------------
 

@@ -11,7 +11,8 @@ unless a login of its own holds that name. So the server guarantees that
     DELETE and TRUNCATE of anyone but the tables' owner (and superusers), whatever has been
     GRANTed, and the step also revokes the publisher group's table writes;
   - a take's files are those of its first publish (added in the same transaction as the take,
-    never to a take that exists);
+    never to a take that exists; step 7, engines.team.relabel, lets its first publisher alone
+    point it at newly delivered files);
   - ratings, tags and notes are written only under the writer's own designer name, and the
     aggregates on the take (average stars, the tags) only by these functions;
   - a designer with a login of their own is the only one who can write as that designer.

@@ -182,7 +182,8 @@ def test_no_audio_device_disables_playback_only(qtbot, monkeypatch):
     win = build_main_window()
     qtbot.addWidget(win)
     try:
-        assert not child(win, "playButton").isEnabled()
+        # the output is looked up once the window has started, off the GUI thread
+        qtbot.waitUntil(lambda: not child(win, "playButton").isEnabled(), timeout=WAIT_MS)
         assert "audio" in child(win, "playButton").toolTip().lower()
         generate(qtbot, win, "coin", seconds=0.5, seed=9)
         assert child(win, "takesList").count() == 1

@@ -261,7 +261,8 @@ def test_first_show_without_a_real_model_opens_get_models_once(qtbot, tmp_path, 
         controller = win.studio.models_controller
         try:
             win.show()
-            qtbot.wait(50)
+            # the page opens once the window has painted (app.shell.after_paint)
+            qtbot.waitUntil(lambda win=win: win.studio.after_paint.settled, timeout=WAIT_MS)
             dialog = controller.models_dialog
             opened.append(dialog is not None and dialog.isVisible())
             if dialog is not None:
