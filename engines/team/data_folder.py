@@ -132,34 +132,35 @@ def check_port_free(port: int) -> None:
                                    Remedy.setting("port"))) from err
 
 
-def check_private_folder(folder: Path, uid: int) -> bool:
+def check_private_folder(folder: Path, uid: int, *, outcome: str = "was not used") -> bool:
     """Whether `folder` exists (False: it does not); TeamError when it does but is not this
     server's own: a symbolic link, not a folder, another user's, or open to others (not
-    0700). Anyone who could enter it could talk to the server's socket or put another there."""
+    0700). Anyone who could enter it could talk to the server's socket or put another there.
+    `outcome`: what became of it, for the sentence."""
     try:
         info = os.lstat(folder)
     except FileNotFoundError:
         return False
     except OSError as err:
-        raise _not_private(folder, f"cannot be checked ({os_reason(err)[0]})") from err
-    check_private_stat(folder, info, uid)
+        raise _not_private(folder, f"cannot be checked ({os_reason(err)[0]})", outcome) from err
+    check_private_stat(folder, info, uid, outcome=outcome)
     return True
 
 
-def check_private_stat(folder: Path, info: os.stat_result, uid: int) -> None:
+def check_private_stat(folder: Path, info: os.stat_result, uid: int, *,
+                       outcome: str = "was not used") -> None:
     """TeamError unless `info` (an lstat of `folder`, or an fstat of it opened without
     following links) is of a folder of `uid`'s alone."""
-    if stat.S_ISLNK(info.st_mode):
-        raise _not_private(folder, "is a symbolic link")
-    if not stat.S_ISDIR(info.st_mode):
-        raise _not_private(folder, "is not a folder")
-    if info.st_uid != uid:
-        raise _not_private(folder, f"belongs to another user (uid {info.st_uid})")
-    if stat.S_IMODE(info.st_mode) != 0o700:
-        raise _not_private(folder, f"is open to others (mode {stat.S_IMODE(info.st_mode):o})")
+    mode = stat.S_IMODE(info.st_mode)
+    problem = ("is a symbolic link" if stat.S_ISLNK(info.st_mode) else
+               "is not a folder" if not stat.S_ISDIR(info.st_mode) else
+               f"belongs to another user (uid {info.st_uid})" if info.st_uid != uid else
+               f"is open to others (mode {mode:o})" if mode != 0o700 else None)
+    if problem is not None:
+        raise _not_private(folder, problem, outcome)
 
 
-def _not_private(folder: Path, problem: str) -> TeamError:
+def _not_private(folder: Path, problem: str, outcome: str) -> TeamError:
     return TeamError(f"The team server's socket folder {shown(folder)} {problem}, so it is not "
-                     "the server's own and was not used; remove it (someone else may have "
+                     f"the server's own and {outcome}; remove it (someone else may have "
                      "made it) and run team init again.")

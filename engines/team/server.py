@@ -12,7 +12,9 @@ Layout under DIR:
 Who may connect: every login needs its password (scram-sha-256), over the network and through
 the Unix socket alike; nothing is trusted. The socket folder is the server user's own (mode
 0700): the cluster folder when the socket's path fits there, else a folder of a random name
-made for it under the temporary folder, refused (never used) when anything else stands there.
+made for it under the temporary folder, refused (never used) when anything else stands there,
+checked again once the server started, and reached by clients through a descriptor of it
+(socket_folder.py). One `team init` at a time per folder (data_folder.InitLock).
 
 PostgreSQL refuses to run as root. Run as root (CI, containers), the server runs as the
 unprivileged system user SERVER_USER (made with useradd when missing, the user the

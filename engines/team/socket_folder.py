@@ -16,7 +16,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from engines.failures import shown
+from engines.failures import sentence, shown
 from engines.team.data_folder import check_private_folder, check_private_stat
 from engines.team.errors import TeamError, TeamUnreachable
 
@@ -29,28 +29,51 @@ def make_private_folder(base: Path, owner: tuple[int, int] | None) -> Path:
     that is not us."""
     folder = Path(tempfile.mkdtemp(prefix="sa3-team-", dir=base))  # 0700, ours alone
     if owner is not None:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        try:  # still the one made, and never through a link put in its place
+            fd = _open_private(folder, os.geteuid())
+        except FileNotFoundError as err:
+            raise TeamError(f"The team server's socket folder {shown(folder)} was removed as "
+                            "soon as it was made; run team init again.") from err
         try:
-            check_private_stat(folder, os.fstat(fd), os.geteuid())  # still the one made
             os.fchown(fd, owner[0], owner[1])
         finally:
             os.close(fd)
     return folder
 
 
+def _open_private(folder: Path, uid: int) -> int:
+    """A descriptor of `folder`, opened without following a link and checked to be `uid`'s
+    alone; TeamError when it is not (FileNotFoundError when there is nothing there)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise
+    except OSError as err:
+        check_private_folder(folder, uid)  # says why (a link, not a folder)
+        raise TeamError(sentence(f"Could not open the team server's socket folder "
+                                 f"{shown(folder)}", err)) from err
+    try:
+        check_private_stat(folder, os.fstat(fd), uid)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def check_listening(folder: Path, port: int, uid: int) -> None:
     """TeamError unless the server's socket for `port` is in `folder` and `folder` is still
     the server user's (`uid`) alone: for a server just started or restarted."""
-    if not check_private_folder(folder, uid):
+    if not check_private_folder(folder, uid, outcome="the server was stopped"):
         raise TeamError(f"The team server's socket folder {shown(folder)} was removed while "
-                        "the server started; run team init again.")
+                        "the server started, so the server was stopped; run team init again.")
     try:
         info = os.lstat(folder / f".s.PGSQL.{port}")
     except OSError:
         info = None
     if info is None or not stat.S_ISSOCK(info.st_mode) or info.st_uid != uid:
         raise TeamError(f"The team server's socket is not in its folder {shown(folder)} (the "
-                        "folder was replaced while the server started); run team init again.")
+                        "folder was replaced while the server started), so the server was "
+                        "stopped; run team init again.")
 
 
 def client_host(folder: Path, uid: int) -> str:
@@ -59,18 +82,10 @@ def client_host(folder: Path, uid: int) -> str:
     so the folder cannot be swapped between the check and the connection. The folder's own
     name where there is no /proc (checked, as closely as that allows)."""
     try:
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        fd = _open_private(folder, uid)
     except FileNotFoundError as err:  # never connect through a name someone may make now
         raise TeamUnreachable(f"The team server is not running: its socket folder "
                               f"{shown(folder)} is gone; start it with team init.") from err
-    except OSError:
-        check_private_folder(folder, uid)  # says why (a link, not a folder)
-        raise
-    try:
-        check_private_stat(folder, os.fstat(fd), uid)
-    except BaseException:
-        os.close(fd)
-        raise
     if not _PROC_FDS.is_dir():
         os.close(fd)
         return str(folder)
