@@ -68,17 +68,18 @@ def fill(lib: ClipLibrary, files: EngineFiles, count: int, rng: random.Random) -
     pcm = np.random.default_rng(0).integers(-8000, 8000, (5 * 44100, 2), dtype=np.int16)
     real = [lib.add(result_for(files, rng, pcm)) for _ in range(min(REAL_ADDS, count))]
     now = dt.datetime.now(dt.UTC)
-    with lib._write():  # the same row code as add(); audio is a hard link per take
+    with lib._db.write():  # the same row code as add(); audio is a hard link per take
         for index in range(len(real), count):
-            row, _, _ = lib._row_for_result(result_for(files, rng, pcm), None, "", None)
-            take_id = lib._next_id()
+            row, _, _ = lib._keeper._row_for_result(result_for(files, rng, pcm), None, "",
+                                                    None)
+            take_id = lib._db.next_id()
             name = f"{take_id:06d}-bench.wav"
             os.link(real[index % len(real)].audio_path, lib.audio_dir / name)
             created = now - dt.timedelta(minutes=rng.randrange(525_600))
             row.update(created=created.isoformat(timespec="milliseconds"),
                        rating=rng.choice([0, 0, 0, 1, 2, 3, 4, 5]),
                        favourite=int(rng.random() < 0.1))
-            lib._insert({"id": take_id, **row, "audio_file": name})
+            lib._db.insert_take({"id": take_id, **row, "audio_file": name})
     for take_id in rng.sample(range(1, count + 1), count // 20):
         lib.update(take_id, tags=[rng.choice(SOUNDS), "keeper"], notes="use in level 3")
     return time.perf_counter() - start
@@ -117,7 +118,7 @@ def main() -> int:
               f"({REAL_ADDS} through add(), FTS5 search: ", end="")
 
         open_median, open_max, lib = timed(lambda: ClipLibrary(root), 1)
-        print(f"{'yes' if lib._use_fts else 'no, LIKE'})")
+        print(f"{'yes' if lib._db.use_fts else 'no, LIKE'})")
         ids = [rng.randrange(1, total + 1) for _ in range(args.repeats)]
         picks = iter(ids * 3)
         month_ago = (dt.datetime.now(dt.UTC) - dt.timedelta(days=30)).date().isoformat()

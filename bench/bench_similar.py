@@ -159,7 +159,7 @@ def scale(count: int, queries: int, work: Path, say) -> dict:
     root = work / "scale-library"
     library = ClipLibrary(root)
     created = dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds")
-    with library._write():  # bare take rows: what the size and search figures need
+    with library._db.write():  # bare take rows: what the size and search figures need
         library._conn.executemany(
             "INSERT INTO takes (id, created, prompt, model, decoder, seconds, mode, audio_file, "
             "sample_rate, samples) VALUES (?, ?, ?, 'sm-sfx', 'same-s', 2.0, 't2a', ?, 44100, "
@@ -167,9 +167,9 @@ def scale(count: int, queries: int, work: Path, say) -> dict:
     before = _db_bytes(root)
     vectors, spaces = synthetic_vectors(count, rng)
     start = time.perf_counter()
-    with library._write():
+    with library._db.write():
         for i in range(count):
-            library._insert_embedding(i + 1, (spaces[i], vectors[i]))
+            library._embeddings.insert(i + 1, (spaces[i], vectors[i]))
     stored_s = time.perf_counter() - start
     growth = _db_bytes(root) - before
     library.close()

@@ -2,8 +2,8 @@
 telling damage from other failures, migrating it if it is old, and the write transaction that
 undoes its caller's file changes when it fails.
 
-LibraryConnection is what every part of ClipLibrary shares: the open connection, the folders,
-the edit journal, reads that fail as one sentence, and that transaction."""
+LibraryDatabase is the open connection every part of ClipLibrary is handed: reads that fail as
+one sentence, that transaction, and a take's row put in."""
 
 from __future__ import annotations
 
@@ -17,49 +17,82 @@ from typing import Any
 
 from engines.failures import sentence, shown
 from engines.store import access, repair, schema
-from engines.store.journal import EditJournal
 from engines.store.records import LibraryError
 from engines.store.schema import SCHEMA_VERSION
 
 log = logging.getLogger(__name__)
 
 
-class LibraryConnection:
-    """The state ClipLibrary sets up when it opens, as its parts (lookup, editing, ...) see it."""
+class LibraryDatabase:
+    """The library's open connection as every part of ClipLibrary uses it: reads that fail as
+    one sentence, the write transaction, and a take's row put into the takes table with its
+    text index. `read_only`: the folder cannot be written (`read_only_reason` says why, in a
+    few words); `beside_writer`: opened for reading while another process held the write lock.
+    """
 
-    root: Path
-    audio_dir: Path
-    trash_dir: Path
-    db_path: Path
-    read_only: bool
-    _read_only_reason: str
-    _conn: sqlite3.Connection
-    _use_fts: bool
-    _journal: EditJournal
+    def __init__(self, conn: sqlite3.Connection, root: Path, *, use_fts: bool = False,
+                 read_only_reason: str = "", beside_writer: bool = False) -> None:
+        self.conn = conn
+        self.root = root
+        self.use_fts = use_fts
+        self.read_only = bool(read_only_reason)
+        self.read_only_reason = read_only_reason
+        self.beside_writer = beside_writer
 
     def require_writable(self) -> None:
         """Refuse (LibraryError, one sentence) when the library is read-only: for callers that
         would otherwise ask the user about a change that cannot happen."""
         if self.read_only:
-            raise LibraryError(access.read_only_refusal(self.root, self._read_only_reason))
+            raise LibraryError(access.read_only_refusal(self.root, self.read_only_reason))
 
-    def _write(self) -> AbstractContextManager[list[Callable[[], None]]]:
+    def write(self) -> AbstractContextManager[list[Callable[[], None]]]:
         """BEGIN IMMEDIATE ... COMMIT on the library's connection; see `transaction`. A
         read-only library refuses before anything is touched."""
         self.require_writable()
-        return transaction(self._conn, self.root)
+        return transaction(self.conn, self.root)
 
-    def _rows(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+    def rows(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         """A query's rows; a database failing under a read (a disk error, damage found only
         now) is one LibraryError sentence."""
         try:
-            return self._conn.execute(sql, params).fetchall()
+            return self.conn.execute(sql, params).fetchall()
         except (sqlite3.Error, OverflowError, UnicodeError) as err:
             raise LibraryError(sentence("The library could not be read", err)) from err
 
-    def _row(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
-        rows = self._rows(sql, params)
+    def row(self, sql: str, params: Any = ()) -> sqlite3.Row | None:
+        rows = self.rows(sql, params)
         return rows[0] if rows else None
+
+    def insert_take(self, row: dict) -> None:
+        """A take's row, and its search text in the text index (inside the caller's write)."""
+        names = ", ".join(row)
+        marks = ", ".join("?" for _ in row)
+        self.conn.execute(f"INSERT INTO takes ({names}) VALUES ({marks})", tuple(row.values()))
+        if self.use_fts:
+            self.conn.execute(f"INSERT INTO {schema.FTS_TABLE} (rowid, search_text) "
+                              "VALUES (?, ?)", (row["id"], row["search_text"]))
+
+    def next_id(self) -> int:
+        """The id the next take gets: past both the highest ever handed out (sqlite_sequence)
+        and the highest in the table."""
+        conn = self.conn
+        seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'takes'").fetchone()
+        top = conn.execute("SELECT max(id) FROM takes").fetchone()[0]
+        return max(seq[0] if seq else 0, top or 0) + 1
+
+    def close(self) -> None:
+        """Close the connection (again: nothing); the parts cannot be used after it."""
+        conn, self.conn = self.conn, None  # type: ignore[assignment]
+        if conn is None:
+            return
+        try:
+            if not self.read_only and not self.beside_writer:
+                # Best effort: statistics never make anyone wait for another writer.
+                conn.execute("PRAGMA busy_timeout = 0")
+                conn.execute("PRAGMA optimize")
+        except sqlite3.Error:
+            pass
+        conn.close()
 
 
 BUSY_TIMEOUT_S = 10.0

@@ -15,6 +15,9 @@ import numpy as np
 from engines.errors import RequestError
 from engines.finish.settings import FinishSettings
 from engines.store import schema
+from engines.store.database import LibraryDatabase
+from engines.store.folders import LibraryFolders
+from engines.store.journal import EditJournal
 from engines.store.lookup import TakeLookup
 from engines.store.records import (
     LibraryError,
@@ -29,14 +32,22 @@ from engines.text_display import blank_label_sentence, looks_blank
 log = logging.getLogger(__name__)
 
 
-class TakeEditing(TakeLookup):
-    """The editing part of ClipLibrary."""
+class TakeEditing:
+    """Changing what the library keeps about takes. Every change is made in one write
+    transaction that also appends it to the edit `journal`, so a rebuild brings it back."""
+
+    def __init__(self, db: LibraryDatabase, journal: EditJournal, lookup: TakeLookup,
+                 folders: LibraryFolders) -> None:
+        self._db = db
+        self._journal = journal
+        self._lookup = lookup
+        self._folders = folders
 
     def update(self, take_id: int, *, rating: int | None = None, favourite: bool | None = None,
                tags: Iterable[str] | str | None = None, notes: str | None = None,
                name: str | None = None) -> TakeRecord:
         """Change what the user keeps about a take; None leaves a field as it is."""
-        record = self.get(take_id)
+        record = self._lookup.get(take_id)
         changes: dict[str, Any] = {}
         if rating is not None:
             if isinstance(rating, bool) or not isinstance(rating, (int, np.integer)) \
@@ -66,41 +77,42 @@ class TakeEditing(TakeLookup):
                                   changes.get("notes", record.notes), record.init_source)
         changes["search_text"] = text
         assignments = ", ".join(f"{key} = ?" for key in changes)
-        with self._write():
-            self._conn.execute(f"UPDATE takes SET {assignments} WHERE id = ?",
-                               (*changes.values(), record.id))
-            if self._use_fts:
-                self._conn.execute(f"UPDATE {schema.FTS_TABLE} SET search_text = ? "
-                                   "WHERE rowid = ?", (text, record.id))
+        with self._db.write():
+            self._db.conn.execute(f"UPDATE takes SET {assignments} WHERE id = ?",
+                                  (*changes.values(), record.id))
+            if self._db.use_fts:
+                self._db.conn.execute(f"UPDATE {schema.FTS_TABLE} SET search_text = ? "
+                                      "WHERE rowid = ?", (text, record.id))
             self._journal.append(record.id, record.created, changes)
-        return self.get(record.id)
+        return self._lookup.get(record.id)
 
     def set_labels(self, take_id: int, labels: object) -> TakeRecord:
         """Change the UCS labels a take keeps: only those `labels` has (a mapping of
         records.LABEL_COLUMNS keys, or an engines.delivery.take.Labels), '' clearing one; the
         others stay. Checking a CatID against the user's UCS list is the caller's part
         (engines.delivery.labels.label_changes). The audio is never touched."""
-        record = self.get(take_id)
+        record = self._lookup.get(take_id)
         changes = label_columns(labels)
         if not changes:
             return record
         assignments = ", ".join(f"{key} = ?" for key in changes)
-        with self._write():
-            self._conn.execute(f"UPDATE takes SET {assignments} WHERE id = ?",
-                               (*changes.values(), record.id))
+        with self._db.write():
+            self._db.conn.execute(f"UPDATE takes SET {assignments} WHERE id = ?",
+                                  (*changes.values(), record.id))
             self._journal.append(record.id, record.created, changes)
-        return self.get(record.id)
+        return self._lookup.get(record.id)
 
     def set_finishing(self, take_id: int, finishing: dict | None) -> TakeRecord:
         """Keep a take's finishing chain (FinishedTake.record(): "chain", and "loop",
         "report", "loop_points" as it made them), or drop it with None. The take's audio is
         never touched: the finished audio is derived from it and the chain whenever needed."""
-        record = self.get(take_id)
+        record = self._lookup.get(take_id)
         text = None if finishing is None else stored_finishing(record.id, finishing)
-        with self._write():
-            self._conn.execute("UPDATE takes SET finishing = ? WHERE id = ?", (text, record.id))
+        with self._db.write():
+            self._db.conn.execute("UPDATE takes SET finishing = ? WHERE id = ?",
+                                  (text, record.id))
             self._journal.append(record.id, record.created, {"finishing": text})
-        return self.get(record.id)
+        return self._lookup.get(record.id)
 
     def delete(self, take_id: int) -> None:
         """Move the take's audio into trash/ and hide it from searches; `restore` undoes it."""
@@ -111,23 +123,23 @@ class TakeEditing(TakeLookup):
         self._set_deleted(take_id, False)
 
     def _set_deleted(self, take_id: int, deleted: bool) -> None:
-        record = self.get(take_id)
+        record = self._lookup.get(take_id)
         if record.deleted == deleted:
             return
         source = record.audio_path
-        target = (self.trash_dir if deleted else self.audio_dir) / source.name
-        relative = source.parent in (self.audio_dir, self.trash_dir)
-        with self._write() as undo:
-            self._conn.execute("UPDATE takes SET deleted = ? WHERE id = ?",
-                               (int(deleted), record.id))
+        target = self._folders.audio_folder(deleted) / source.name
+        relative = source.parent in (self._folders.audio_dir, self._folders.trash_dir)
+        with self._db.write() as undo:
+            self._db.conn.execute("UPDATE takes SET deleted = ? WHERE id = ?",
+                                  (int(deleted), record.id))
             if relative and source.is_file():
-                os.replace(source, target)  # inside the transaction: see ClipLibrary._reconcile
+                os.replace(source, target)  # inside the transaction: see opening's reconcile
                 undo.append(lambda: os.replace(target, source))
 
     def in_trash(self) -> list[int]:
         """The ids of the takes in the trash, oldest first."""
-        return [row[0] for row in self._rows("SELECT id FROM takes WHERE deleted = 1 "
-                                             "ORDER BY id")]
+        return [row[0] for row in self._db.rows("SELECT id FROM takes WHERE deleted = 1 "
+                                                "ORDER BY id")]
 
     def purge_trash(self, ids: Iterable[int] | None = None, *,
                     unremovable: Callable[[Path, OSError], None] | None = None) -> int:
@@ -141,8 +153,8 @@ class TakeEditing(TakeLookup):
         by the next open instead of coming back. A file outside the library (kept by the first
         version) is left where it is."""
         wanted = None if ids is None else {take_id_of(i) for i in ids}
-        with self._write() as undo:
-            rows = [row for row in self._conn.execute(
+        with self._db.write() as undo:
+            rows = [row for row in self._db.conn.execute(
                         "SELECT id, created, audio_file FROM takes WHERE deleted = 1")
                     if wanted is None or row["id"] in wanted]
             if not rows:
@@ -150,15 +162,16 @@ class TakeEditing(TakeLookup):
             takes = [(row["id"], row["created"]) for row in rows]
             self._journal.purge(takes)
             undo.append(lambda: self._journal.purge(takes, purged=False))
-            self._conn.executemany("DELETE FROM takes WHERE id = ?", [(i,) for i, _ in takes])
-            if self._use_fts:
-                self._conn.executemany(f"DELETE FROM {schema.FTS_TABLE} WHERE rowid = ?",
-                                       [(i,) for i, _ in takes])
+            gone = [(i,) for i, _ in takes]
+            self._db.conn.executemany("DELETE FROM takes WHERE id = ?", gone)
+            if self._db.use_fts:
+                self._db.conn.executemany(f"DELETE FROM {schema.FTS_TABLE} WHERE rowid = ?",
+                                          gone)
         for row in rows:
             name = row["audio_file"]
             if os.sep in name or "/" in name:
                 continue  # an absolute path kept from a version 1 library
-            path = self.trash_dir / name
+            path = self._folders.trash_dir / name
             try:
                 path.unlink(missing_ok=True)
             except OSError as err:

@@ -16,7 +16,7 @@ crossfade, and `warn` is told in one sentence.
 from __future__ import annotations
 
 import datetime as _dt
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,8 +32,10 @@ from engines.finish.chain import finish
 from engines.finish.loop import Generate, LoopResult, make_loop
 from engines.finish.settings import FinishSettings
 from engines.finish.take import FinishedTake, finish_take
-from engines.store.export import ExportItem
+from engines.store.export import ExportItem, export_to_folder, export_to_zip
+from engines.store.lookup import TakeLookup
 from engines.store.records import LibraryError, TakeRecord
+from engines.store.take_audio import TakeAudio
 
 """generate(request) -> float (N, 2) audio at 44.1 kHz (e.g. a Generator's pcm / 32767)."""
 
@@ -194,3 +196,41 @@ def _loop(record: TakeRecord, chain: Chain, audio: np.ndarray,
     if why is not None and options.warn is not None and not by_crossfade:
         options.warn(f"The loop of take #{record.id} was made by crossfade, because {why}.")
     return loop
+
+
+class LibraryExport:
+    """Takes out of one library, through the delivery layer: found through `lookup`, their
+    audio verified through `audio`, nothing written inside the library folder `root`."""
+
+    def __init__(self, lookup: TakeLookup, audio: TakeAudio, root: Path) -> None:
+        self._lookup = lookup
+        self._audio = audio
+        self._root = root
+
+    def export(self, ids: Iterable[int], folder: Path,
+               options: ExportOptions | None = None) -> list[Path]:
+        """Write takes and a JSON sidecar each into `folder`: as made, or finished as
+        `options` ask. Returns the audio paths (each sidecar is the same name ending in .json).
+        A name already in use gets a number (_2, ...) unless options.overwrite."""
+        options = options or ExportOptions()
+        items, take_of = self._plan(ids, options)
+        return export_to_folder(items, folder, take_of, options.written,
+                                self._protected(options))
+
+    def export_zip(self, ids: Iterable[int], zip_path: Path,
+                   options: ExportOptions | None = None) -> Path:
+        """One zip with the takes (or finished files) and their sidecars, written atomically."""
+        options = options or ExportOptions()
+        items, take_of = self._plan(ids, options)
+        return export_to_zip(items, zip_path, take_of, options.written,
+                             self._protected(options))
+
+    def _plan(self, ids: Iterable[int], options: ExportOptions
+              ) -> tuple[list[ExportItem], TakeMaker]:
+        records = self._lookup.records(ids)
+        items, chains = export_items(records, options, self._lookup.variation_numbers(records))
+        return items, TakeMaker(options, chains, self._audio.verified_audio)
+
+    def _protected(self, options: ExportOptions) -> Protected:
+        protected = options.protected or Protected()
+        return Protected(dict(protected.inputs), self._root)

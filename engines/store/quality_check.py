@@ -19,7 +19,8 @@ from pathlib import Path
 import soundfile as sf
 
 from engines.store import wavmeta
-from engines.store.database import LibraryConnection
+from engines.store.database import LibraryDatabase
+from engines.store.folders import LibraryFolders
 from engines.store.records import LibraryError
 from engines.store.rows import audio_flags
 
@@ -43,16 +44,20 @@ def file_flags(path: Path) -> list[str] | None:
     return audio_flags(audio)
 
 
-class QualityCheck(LibraryConnection):
-    """The part of ClipLibrary that measures takes kept without quality flags."""
+class QualityCheck:
+    """Measuring takes kept without quality flags (at opening, and when asked)."""
+
+    def __init__(self, db: LibraryDatabase, folders: LibraryFolders) -> None:
+        self._db = db
+        self._folders = folders
 
     def check_quality(self, budget_s: float | None = None) -> int:
         """Measure and store the flags of takes that have none, oldest first, until
         `budget_s` seconds have gone (None: all of them); returns how many were measured.
         A read-only library is left as it is."""
-        if self.read_only:
+        if self._db.read_only:
             return 0
-        rows = self._rows("SELECT id, audio_file, deleted FROM takes WHERE quality IS NULL "
+        rows = self._db.rows("SELECT id, audio_file, deleted FROM takes WHERE quality IS NULL "
                           "ORDER BY id")
         if not rows:
             return 0
@@ -62,7 +67,7 @@ class QualityCheck(LibraryConnection):
         for row in rows:
             if budget_s is not None and time.perf_counter() - started > budget_s:
                 break
-            folder = self.trash_dir if row["deleted"] else self.audio_dir
+            folder = self._folders.audio_folder(row["deleted"])
             flags = file_flags(folder / row["audio_file"])
             if flags is not None:
                 measured.append((json.dumps(flags), row["id"]))
@@ -81,9 +86,9 @@ class QualityCheck(LibraryConnection):
         if not measured:
             return True
         try:
-            with self._write():
+            with self._db.write():
                 # Only where still unmeasured: another copy of the app may have been quicker.
-                self._conn.executemany("UPDATE takes SET quality = ? WHERE id = ? AND "
+                self._db.conn.executemany("UPDATE takes SET quality = ? WHERE id = ? AND "
                                        "quality IS NULL", measured)
         except LibraryError:
             # Measuring is housekeeping: a full disk or a busy database must not keep the

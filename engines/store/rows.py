@@ -3,6 +3,7 @@ its audio file (so that a take can be rebuilt from the file alone; see repair.py
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
 _NOTE_KEYS = ("created", "prompt", "negative_prompt", "seed", "model", "decoder", "precision",
               "decoder_tier", "steps", "cfg", "apg", "seconds", "mode", "init_noise_level",
               "limiter_ceiling", "backend", "parent_id")
+
+
+def created_now() -> str:
+    """A take's `created` column for a take kept now: ISO 8601 in UTC, to the millisecond."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
 
 
 def result_pcm16(result: GenerationResult) -> np.ndarray:

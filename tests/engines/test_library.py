@@ -28,6 +28,7 @@ from engines.catalog import EngineFiles
 from engines.finish.settings import FinishSettings
 from engines.generation_result import GenerationResult
 from engines.request import GenerationRequest, validate_request
+from engines.store import keeper as keeper_module
 from engines.store import library as library_module
 from engines.store import schema
 from engines.store.library import SCHEMA_VERSION, ClipLibrary, LibraryError, TakeRecord
@@ -174,7 +175,7 @@ def searchable(request, tmp_path: Path, files, monkeypatch):
     elif not schema.fts_available():
         pytest.skip("this sqlite3 has no FTS5 trigram tokenizer")
     times = iter([f"2025-03-0{day}T12:00:00.000+00:00" for day in range(1, 8)])
-    monkeypatch.setattr(library_module, "_now", lambda: next(times))
+    monkeypatch.setattr(keeper_module, "created_now", lambda: next(times))
     library = ClipLibrary(tmp_path / "library")
     specs = [("heavy RAIN on a tin roof", "demo", 3), ("light rain, forest", "sm-sfx", 5),
              ("laser blast", "demo", 1), ("laser charge up", "sm-sfx", 4),
@@ -408,13 +409,13 @@ def test_read_only_library_refuses_a_purge(tmp_path: Path, files):
 
 def test_engine_file_hashes_are_cached_by_path_mtime_and_size(lib, files, monkeypatch):
     hashed: list[Path] = []
-    real = library_module.sha256_file
+    real = keeper_module.sha256_file
 
     def counting(path: Path) -> str:
         hashed.append(Path(path))
         return real(path)
 
-    monkeypatch.setattr(library_module, "sha256_file", counting)
+    monkeypatch.setattr(keeper_module, "sha256_file", counting)
     lib.add(make_result(files, seed=1))
     assert len(hashed) == 4  # text to audio: no encoder
     lib.add(make_result(files, seed=2))
@@ -670,6 +671,7 @@ import itertools, os, signal, sys
 from pathlib import Path
 sys.path[:0] = [{repo!r}, {tests!r}]
 import test_library as t
+from engines.store import database, wavmeta
 from engines.store import library as L
 
 root, mode = Path(sys.argv[1]), sys.argv[2]
@@ -694,16 +696,16 @@ if mode == "mid_write":
             f.write(audio[: len(audio) // 2])
             f.flush()
             die()
-    L.wavmeta.write_take = half
+    wavmeta.write_take = half
 elif mode == "before_commit":
-    L.ClipLibrary._insert = lambda self, row: die()
+    database.LibraryDatabase.insert_take = lambda self, row: die()
 elif mode == "mid_delete":
     real = os.replace
     def replace(src, dst):
         real(src, dst)
         if Path(dst).parent.name == "trash":
             die()
-    L.os.replace = replace
+    os.replace = replace
     lib.delete(first.id)
 lib.add(t.make_result(files, prompt="victim " + mode, seed=2, seconds=0.2))
 """
