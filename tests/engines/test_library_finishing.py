@@ -266,15 +266,22 @@ def test_export_never_overwrites_and_names_by_template(tmp_path: Path, files):
             template="{category}_{prompt}_{n:02}_{seed}", category="DOORWood"))
         assert [p.name for p in named] == ["DOORWood_door creak_01_7.wav",
                                           "DOORWood_door creak_02_8.wav"]
+        # Two variations of one sound (same prompt, consecutive seeds) under a template without
+        # {n} are numbered as --variations numbers them (issue 31); the names in use get _3.
         same = lib.export([a.id, b.id], out, ExportOptions(template="{name}"))
-        assert [p.name for p in same] == ["Creak.wav", "door-creak.wav"]
+        assert [p.name for p in same] == ["Creak_01_3.wav", "door-creak_02_3.wav"]
         clash = lib.export([a.id, b.id], out, ExportOptions(template="x"))
-        assert [p.name for p in clash] == ["x.wav", "x_2.wav"]
+        assert [p.name for p in clash] == ["x_01.wav", "x_02.wav"]
         (out / "y.json").write_text("{}")  # a sidecar's name in use counts as well
-        assert lib.export([a.id], out, ExportOptions(template="y"))[0].name == "y_2.wav"
+        lone = lib.add(make_result(files, prompt="window rattle", seed=3))  # a sound made once
+        assert lib.export([lone.id], out, ExportOptions(template="y"))[0].name == "y_2.wav"
         archive = lib.export_zip([a.id, b.id], tmp_path / "x.zip", ExportOptions(template="x"))
         with zipfile.ZipFile(archive) as zf:
-            assert sorted(zf.namelist()) == ["x.json", "x.wav", "x_2.json", "x_2.wav"]
+            assert sorted(zf.namelist()) == ["x_01.json", "x_01.wav", "x_02.json", "x_02.wav"]
+        archive = lib.export_zip([a.id, lone.id], tmp_path / "z.zip", ExportOptions(template="z"))
+        with zipfile.ZipFile(archive) as zf:  # two sounds under one name: numbered, never merged
+            names = sorted(zf.namelist())
+        assert names == ["z.json", "z.wav", "z_01.json", "z_01.wav"]  # the lone sound, then #1
 
 
 def test_export_finishes_by_the_given_chain_in_a_folder_and_a_zip(tmp_path: Path, files):
