@@ -33,6 +33,9 @@ def open_window(qtbot):
     win = build_main_window()
     qtbot.addWidget(win)
     child(win, "autoplayCheck").setChecked(False)
+    # The Library page is built after the window's first paint (app.shell.after_paint), or when
+    # something asks for it: here, so that tests find its widgets by name from the start.
+    win.studio.library_page()
     return win
 
 

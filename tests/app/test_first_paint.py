@@ -70,16 +70,22 @@ def test_first_paint_loads_nothing_that_is_not_on_screen(home: Path, models: Pat
 
 def test_the_library_page_is_built_when_something_asks_for_it(qtbot, home: Path,
                                                              models: Path) -> None:
+    from app import build_main_window
+
     shutil.copytree(models, home / "models", dirs_exist_ok=True)
-    win = open_window(qtbot)
+    win = build_main_window()
+    qtbot.addWidget(win)
     try:
         assert not win.library_page_built()  # the event loop has not turned yet
+        assert win.findChild(object, "libraryView") is None
         win.show_library()  # Ctrl+B, Find similar: at once, not after the event loop turns
         assert win.library_page_built()
         tabs = child(win, "centreTabs")
         assert tabs.currentWidget() is win.library_sources
         assert tabs.tabText(tabs.currentIndex()) == "Library"
         assert child(win, "librarySources") is win.library_sources
+        models_filter = child(win, "libraryModelFilter")  # its controller filled it
+        assert models_filter.findData("demo") >= 0
         assert win.findChild(object, "libraryPlaceholder") is None or \
             tabs.indexOf(win.findChild(object, "libraryPlaceholder")) < 0
     finally:

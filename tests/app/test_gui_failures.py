@@ -294,6 +294,7 @@ def test_a_raw_sqlite_error_is_put_into_words(window, monkeypatch: pytest.Monkey
         raise failure
 
     monkeypatch.setattr(window.studio.library, "search", full)
+    window.show_library()  # where the search box is (the page is built when first shown)
     child(window, "librarySearchEdit").setText("rain")
     said(window, sentence("Could not search the library", failure))
     assert "disk is full" in shown(window)

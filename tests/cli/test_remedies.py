@@ -38,7 +38,8 @@ def _cli_text(text: str) -> list[str]:
     """The CLI flags and commands in `text`, NVRTC options and C source aside."""
     if "__global__" in text or "__device__" in text:  # CUDA C source compiled by NVRTC
         return []
-    flags = [f for f in FLAG.findall(text) if f.split("=")[0] not in NVRTC_OPTIONS | POSTGRES_OPTIONS]
+    flags = [f for f in FLAG.findall(text)
+             if f.split("=")[0] not in NVRTC_OPTIONS | POSTGRES_OPTIONS]
     return flags + (["python main.py"] if "python main.py" in text else [])
 
 
