@@ -21,21 +21,25 @@ import sys
 import tempfile
 from pathlib import Path
 
+import soundfile
+
 REPO = Path(__file__).resolve().parents[1]
 # A dated clock value inside a file (bext origination date/time, iXML dates): blanked, since a
 # kept take's files carry the time the take was made.
 CLOCK = re.compile(rb"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:?\d{2}|Z)?)?"
-                   rb"|\d{2}:\d{2}:\d{2}")
+                   rb"|\d{2}[:-]\d{2}[:-]\d{2}")
 DURATION = re.compile(r"\d+(?:\.\d+)?\s?(?:ms|s|takes/s|x realtime)(?![\w])")
 VOLATILE_KEYS = re.compile(r"time|_ms$|date|created|delivered|wall|elapsed|path|folder|library")
 
-# (name, argv after `main.py`); {out} is the output folder. Every mode of delivery the CLI has:
+# (name, argv after `main.py`); {out} is the output folder. Loops are made by crossfade: a loop
+# by the model regenerates its seam with a new random seed (recorded in the sidecar). Every mode of delivery the CLI has:
 # formats, rates, mono, loops, finishing presets, labels and name templates, batch, export.
 COMMANDS: list[tuple[str, list[str]]] = [
     ("wav16", ["generate", "--prompt", "coin pickup, bright", "--seconds", "1", "--seed", "7",
                "--no-library", "--out", "{out}/coin.wav"]),
     ("wav24-48k-mono-loop", ["generate", "--prompt", "wind ambience loop", "--seconds", "2",
-                             "--seed", "3", "--no-library", "--loop", "--rate", "48000",
+                             "--seed", "3", "--no-library", "--loop", "--loop-method", "crossfade",
+                             "--rate", "48000",
                              "--mono", "--format", "wav24", "--out", "{out}/wind.wav"]),
     ("flac-preset", ["generate", "--prompt", "ui click", "--seconds", "0.3", "--seed", "5",
                      "--no-library", "--preset", "UI click", "--out", "{out}/click.flac"]),
@@ -93,6 +97,8 @@ def capture(root: Path) -> dict[str, object]:
         key = str(path.relative_to(out))
         if path.suffix == ".json":
             files[key] = _blank_json(json.loads(path.read_text(encoding="utf-8")), str(root))
+        elif path.suffix == ".ogg":  # Ogg streams get a random serial number: their audio
+            files[key] = hashlib.sha256(soundfile.read(path, dtype="float32")[0]).hexdigest()
         else:
             files[key] = hashlib.sha256(CLOCK.sub(b"0", path.read_bytes())).hexdigest()
     return {"machine": machine(), "commands": results, "files": files}

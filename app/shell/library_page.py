@@ -38,10 +38,11 @@ class LibraryPage:
 
 
 class LibraryPageParts:
-    """Builds the page in three parts - the local source, the team source with the toggle
-    (then the page is in its tab), the controllers - each short enough for one turn of the
-    event loop (`next_part`), or all that remain at once (`finish`). The controllers are
-    handed studio's services; `open_library` opens the local library on the team thread."""
+    """Builds the page in three parts - the local source, the team source with the toggle, the
+    controllers - each short enough for one turn of the event loop (`next_part`), or all that
+    remain at once (`finish`). The page goes into its tab with its controllers, never before:
+    what can be found in the window by name works. The controllers are handed studio's
+    services; `open_library` opens the local library on the team thread."""
 
     def __init__(self, window: MainWindow, studio: Studio,
                  open_library: Callable[[], object]) -> None:
@@ -60,9 +61,10 @@ class LibraryPageParts:
         elif self.sources is None:
             self.team_panel = TeamPanel()
             self.sources = LibrarySources(self.panel, self.team_panel)
-            self.window.install_library_page(self.sources)
         elif self.page is None:
-            self.page = self._controllers(self.panel, self.team_panel, self.sources)
+            page = self._controllers(self.panel, self.team_panel, self.sources)
+            self.window.install_library_page(page.sources)
+            self.page = page
         return self.page
 
     def finish(self) -> LibraryPage:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -72,6 +73,10 @@ class TakesController(QObject):
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
         """Space plays/pauses and L loops, unless the user is typing."""
+        # Every event of the application passes here: the isinstance test first, it is far
+        # cheaper than reading the type (building a window sends thousands of events).
+        if not isinstance(event, QKeyEvent):
+            return False
         if event.type() == QEvent.Type.KeyPress and event.modifiers() in (
                 Qt.KeyboardModifier.NoModifier,):
             focus = QApplication.focusWidget()
