@@ -74,6 +74,7 @@ def _blank_json(value: object, root: str) -> object:
 
 def _text(text: str, root: str) -> str:
     text = CLOCK.sub(b"<clock>", text.replace(root, "<ROOT>").encode()).decode()
+    text = re.sub(r"-[0-9a-f]{6}\.(wav|flac)\b", r"-<id>.\1", text)  # a kept take's file suffix
     return DURATION.sub("<t>", text)
 
 
