@@ -1,4 +1,5 @@
-"""The README's flag tables say what the code does (issue 31, item 9): every default a table
+"""The flag tables of docs/cli.md (the command-line reference, moved there from the README by
+issue 33) say what the code does (issue 31, item 9): every default a table
 states ("default 8", "`demo` (default)", "default by model: ...") is the default of that flag
 in the argument parsers of `generate`, `batch` and `library export` - or, where a parser
 leaves a flag unset, of the engine rule that fills it in - and every flag the tables name
@@ -35,7 +36,7 @@ from engines.request import (
     default_seconds_help,
 )
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 FLAG = re.compile(r"--[a-z][a-z0-9-]*")
 # "default 8", "default -60", "default 1 = off", "(default 0.5)"
 NUMBER_DEFAULT = re.compile(r"\bdefault (-?\d+(?:\.\d+)?)\b")
@@ -105,10 +106,10 @@ def same(stated: str, value: Any) -> bool:
     return str(value) == stated
 
 
-ROWS = flag_rows(README.read_text(encoding="utf-8"))
+ROWS = flag_rows(CLI_DOC.read_text(encoding="utf-8"))
 
 
-def test_the_readme_has_flag_tables_for_generate_and_finishing():
+def test_the_cli_reference_has_flag_tables_for_generate_and_finishing():
     flags = {flag for _, row_flags, _ in ROWS for flag in row_flags}
     assert {"--seconds", "--steps", "--model", "--trim-db", "--loudness", "--preset"} <= flags
 
@@ -119,14 +120,14 @@ def test_the_readme_has_flag_tables_for_generate_and_finishing():
 def test_each_stated_default_is_the_codes(line: int, flags: list[str], meaning: str):
     known = actions()
     missing = [flag for flag in flags if flag not in known]
-    assert not missing, f"README line {line} names flags no command has: {missing}"
+    assert not missing, f"docs/cli.md line {line} names flags no command has: {missing}"
     defaults = {flag: [effective_default(flag, a) for a in known[flag]] for flag in flags}
     for flag, values in defaults.items():  # generate, batch and export agree on each flag
         assert all(v == values[0] for v in values), (flag, values)
     stated = NUMBER_DEFAULT.findall(meaning) + WORD_DEFAULT.findall(meaning)
     for value in stated:
         assert any(same(value, values[0]) for values in defaults.values()), (
-            f"README line {line} says default {value!r} for {flags}; the code's defaults are "
+            f"docs/cli.md line {line} says default {value!r} for {flags}; the code's defaults are "
             f"{ {flag: values[0] for flag, values in defaults.items()} }")
 
 
@@ -138,7 +139,7 @@ def test_each_stated_range_is_the_one_the_engine_checks(line: int, flags: list[s
     ranges = [RANGES[flag] for flag in flags if flag in RANGES]
     for low, high in RANGE.findall(meaning):
         assert any(float(low) == lo and float(high) == hi for lo, hi in ranges), (
-            f"README line {line} says {low}..{high} for {flags}; the engine checks {ranges}")
+            f"docs/cli.md line {line} says {low}..{high} for {flags}; the engine checks {ranges}")
 
 
 def test_the_seconds_default_is_the_models_rule():
@@ -148,9 +149,9 @@ def test_the_seconds_default_is_the_models_rule():
 
 
 def test_the_example_summary_line_has_the_length_its_command_gets():
-    text = README.read_text(encoding="utf-8")
+    text = CLI_DOC.read_text(encoding="utf-8")
     summary = re.search(r"^clip\.wav: (\d+\.\d\d) s of audio \|", text, re.MULTILINE)
-    assert summary, "the README's example summary line is gone"
+    assert summary, "the example summary line of docs/cli.md is gone"
     commands = re.findall(r"`(python main\.py generate [^`]*--out clip\.wav)`",
                           text[:summary.start()])
     assert commands, "the example summary line has no command before it"
