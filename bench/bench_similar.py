@@ -36,15 +36,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from engines.catalog import Catalog  # noqa: E402
 from engines.generator import Generator  # noqa: E402
 from engines.request import GenerationRequest  # noqa: E402
-from engines.similarity.backfill import embed_missing  # noqa: E402
 from engines.similarity.embedding import (  # noqa: E402
     EMBEDDING_DIM,
     LATENT_DIMS,
     audio_part,
 )
 from engines.similarity.encoding import LatentEncoders  # noqa: E402
-from engines.similarity.search import similar_takes  # noqa: E402
+from engines.store.embedding_backfill import embed_missing  # noqa: E402
 from engines.store.library import ClipLibrary  # noqa: E402
+from engines.store.sound_search import similar_takes  # noqa: E402
 
 PROMPTS = ["rain on a tin roof", "rain on a window", "laser blast, sci-fi",
            "laser zap, retro game", "footsteps on gravel", "footsteps on wood",

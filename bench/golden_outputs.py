@@ -24,15 +24,18 @@ from pathlib import Path
 import soundfile
 
 REPO = Path(__file__).resolve().parents[1]
-# A dated clock value inside a file (bext origination date/time, iXML dates): blanked, since a
-# kept take's files carry the time the take was made.
-CLOCK = re.compile(rb"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[+-]\d{2}:?\d{2}|Z)?)?"
+# A dated clock value inside a file (bext origination date/time, iXML dates) or a printed line
+# (`library list` shows the minute, no seconds): blanked, since a kept take carries the time the
+# take was made.
+CLOCK = re.compile(rb"\d{4}-\d{2}-\d{2}"
+                   rb"(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[+-]\d{2}:?\d{2}|Z)?)?"
                    rb"|\d{2}[:-]\d{2}[:-]\d{2}")
 DURATION = re.compile(r"\d+(?:\.\d+)?\s?(?:ms|s|takes/s|x realtime)(?![\w])")
 VOLATILE_KEYS = re.compile(r"time|_ms$|date|created|delivered|wall|elapsed|path|folder|library")
 
 # (name, argv after `main.py`); {out} is the output folder. Loops are made by crossfade: a loop
-# by the model regenerates its seam with a new random seed (recorded in the sidecar). Every mode of delivery the CLI has:
+# by the model regenerates its seam with a new random seed (recorded in the sidecar). Every
+# mode of delivery the CLI has:
 # formats, rates, mono, loops, finishing presets, labels and name templates, batch, export.
 COMMANDS: list[tuple[str, list[str]]] = [
     ("wav16", ["generate", "--prompt", "coin pickup, bright", "--seconds", "1", "--seed", "7",

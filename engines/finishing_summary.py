@@ -1,5 +1,5 @@
 """A take's stored finishing and quality flags in words, for `library show` and `library
-export` (the dicts are what engines.finish.take.FinishedTake.record() makes and the library
+export` (the dicts are what engines.finish.finished_take.FinishedTake.record() makes and the library
 keeps; a damaged one is shown as far as it can be read, never refused here)."""
 
 from __future__ import annotations

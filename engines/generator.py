@@ -11,8 +11,8 @@ from engines.backends.base import Backend, CancelFn, ProgressFn
 from engines.backends.onnxruntime import OnnxRuntimeBackend
 from engines.backends.tensorrt.backend import TensorRTBackend
 from engines.catalog import Availability, Catalog, EngineFiles, get_model_set, normalize_tier
+from engines.error_sentences import path_text
 from engines.errors import CancelledError, ModelUnavailableError, RequestError
-from engines.failures import path_text
 from engines.finish.quality import quality_flags
 from engines.generation_result import GenerationResult
 from engines.request import GenerationRequest, ValidatedRequest, validate_request

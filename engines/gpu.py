@@ -7,7 +7,6 @@ cuda-python: the answer is then simply None.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +17,8 @@ log = logging.getLogger(__name__)
 
 # cuda-python >= 12.6 first, then its older layout
 _CUDA_DRIVER = lazy_import("cuda.bindings.driver", "cuda.cuda")
+# importlib.metadata costs the window about 20 ms at startup; only tensorrt_version reads it.
+_METADATA = lazy_import("importlib.metadata")
 
 # Wheels TensorRT has shipped under; the first one installed gives the version.
 _TENSORRT_DISTRIBUTIONS = ("tensorrt", "tensorrt-cu12", "tensorrt-cu13", "tensorrt_libs")
@@ -136,7 +137,7 @@ def tensorrt_version() -> str | None:
     """Installed TensorRT version from package metadata, without importing tensorrt."""
     for dist in _TENSORRT_DISTRIBUTIONS:
         try:
-            return importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
+            return _METADATA.version(dist)
+        except _METADATA.PackageNotFoundError:
             continue
     return None

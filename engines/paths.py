@@ -17,8 +17,8 @@ from pathlib import Path
 
 import platformdirs
 
+from engines.error_sentences import os_reason, printable
 from engines.errors import StudioError
-from engines.failures import os_reason, printable
 
 log = logging.getLogger(__name__)
 

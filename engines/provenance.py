@@ -9,7 +9,7 @@ from pathlib import Path
 
 from engines.catalog import get_model_set
 from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO
-from engines.failures import path_text
+from engines.error_sentences import path_text
 
 _HASH_CHUNK = 1 << 20
 

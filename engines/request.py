@@ -30,8 +30,8 @@ from engines.constants import (
     output_samples,
 )
 from engines.durations import duration_text, same_when_shown
+from engines.error_sentences import printable
 from engines.errors import Advice, Remedy, RequestError
-from engines.failures import printable
 from engines.request_checks import (
     SECONDS_PLACES,
     checked_integer,

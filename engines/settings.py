@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from engines.failures import os_reason, printable
+from engines.error_sentences import os_reason, printable
 from engines.number_text import json_loads
 
 log = logging.getLogger(__name__)

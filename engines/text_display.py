@@ -47,7 +47,7 @@ def _escape(char: str) -> str:
 def terminal_text(text: object) -> str:
     """`text` with every hidden character (controls, bidirectional and zero-width characters,
     line separators, blank fillers) shown as a visible escape; tab and new lines become
-    spaces. Lone surrogates are left for the caller (engines.failures.printable shows them
+    spaces. Lone surrogates are left for the caller (engines.error_sentences.printable shows them
     as the bytes they were)."""
     value = str(text)
     if value.isascii():  # the usual case: only C0 controls and DEL can hide in ASCII

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from engines.constants import TEXT_TOKENS
+from engines.error_sentences import printable, sentence
 from engines.errors import ModelUnavailableError
-from engines.failures import printable, sentence
 from engines.lazy import lazy_import
 
 tokenizers = lazy_import("tokenizers")

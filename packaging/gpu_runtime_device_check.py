@@ -1,6 +1,7 @@
 """On a machine with an NVIDIA GPU: does a GPU runtime unpacked into the data folder work the
 way `models gpu-runtime` leaves it? (The download and verification are tested anywhere, in
-tests/packaging/test_packaging_gpu_runtime.py; this needs the real cuda-python and NVRTC wheels and a GPU.)
+tests/packaging/test_packaging_gpu_runtime.py; this needs the real cuda-python and NVRTC wheels
+and a GPU.)
 
     python3 -S packaging/gpu_runtime_device_check.py WHEELS_FOLDER   (PYTHONPATH: repo, numpy,
                                                                       platformdirs, packaging)

@@ -3,7 +3,8 @@
 They follow the contract of TensorRT execution contexts as our runtime drives them (named
 tensors bound by address, shapes set per input, enqueue on a stream returning a boolean) and
 launch real kernels computing a known function. `CpuTwins` computes the same functions in
-numpy, so the whole captured pipeline can be checked against `engines.pipeline.run_pipeline`.
+numpy, so the whole captured pipeline can be checked against
+`engines.backends.eager_pipeline.run_pipeline`.
 """
 
 from __future__ import annotations
@@ -362,7 +363,7 @@ def make_runners(module: Module, *, text=None, dit=None, decoder=None, encoder=N
 
 
 class CpuTwins:
-    """The doubles' functions in numpy, as `engines.pipeline.EngineStages`."""
+    """The doubles' functions in numpy, as `engines.backends.eager_pipeline.EngineStages`."""
 
     decode_scale = DECODE_SCALE
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from engines.delivery.deliver import Delivered, deliver, deliver_new
-from engines.delivery.take import DeliveryTake, Labels, from_audio
+from engines.delivery.delivery_take import DeliveryTake, Labels, from_audio
+from engines.finish.finished_take import finish_take
 from engines.finish.settings import FinishSettings
-from engines.finish.take import finish_take
 
 # Every chunk a delivery holds: libsndfile's (fmt, fact, PEAK, LIST, data) and ours.
 KNOWN_IDS = frozenset({b"fmt ", b"fact", b"PEAK", b"LIST", b"bext", b"iXML", b"data", b"smpl",

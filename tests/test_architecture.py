@@ -5,6 +5,9 @@ they hold for code no test happens to import:
   function-level imports alike (a function-level import only hides a circle, it does not break
   it), and the packages a submodule import runs first; imports under `if TYPE_CHECKING:` do
   not count, they never run;
+- no import circle among the packages of app/ and engines/ either (a package is the first two
+  dotted parts: engines.store, app.common, engines.request): each package sits above or below
+  another, never both, so a newcomer can read them bottom up;
 - imports at module top: fewer than MAX_FUNCTION_LEVEL_IMPORTS function-level imports of
   project modules in all, each with a comment that says why it cannot be at the top;
 - heavy optional libraries (HEAVY_MODULES) reach engines/ only through engines.lazy;
@@ -288,6 +291,44 @@ def test_no_import_circles_in_app_or_engines() -> None:
     circles = _circles(_import_graph())
     assert not circles, "import circles (module-level and function-level imports):\n" + \
         "\n".join(_describe(component) for component in circles)
+
+
+def package_of(module: str) -> str:
+    """The package a module belongs to for the package-level check: its first two dotted parts
+    (engines.store.rows -> engines.store; engines.request stays itself)."""
+    return ".".join(module.split(".")[:2])
+
+
+def _package_graph() -> dict[str, set[str]]:
+    """package -> the packages its modules import at run time (module or function level; the
+    top packages app and engines, whose __init__ only names the layer, are left out)."""
+    graph: dict[str, set[str]] = {}
+    for edge in project_imports():
+        importer, imported = package_of(edge.importer), package_of(edge.imported)
+        if "." not in importer or "." not in imported:
+            continue
+        graph.setdefault(importer, set())
+        graph.setdefault(imported, set())
+        if importer != imported:
+            graph[importer].add(imported)
+    return graph
+
+
+def test_no_import_circles_between_packages() -> None:
+    graph = _package_graph()
+    assert {"engines.store", "engines.delivery", "app.common", "app.widgets"} <= set(graph)
+    assert "engines.finish" in graph["engines.delivery"]  # the graph holds real edges
+    circles = _circles(graph)
+    lines = []
+    for component in circles:
+        members = set(component)
+        lines.append(f"  circle of {len(component)} packages: {', '.join(component)}")
+        lines += [f"    {edge.importer}:{edge.line} -> {edge.imported}"
+                  for edge in project_imports()
+                  if package_of(edge.importer) in members and package_of(edge.imported) in members
+                  and package_of(edge.importer) != package_of(edge.imported)]
+    assert not circles, ("import circles between packages (move the piece one side needs to the "
+                         "package below both):\n" + "\n".join(lines))
 
 
 def test_nothing_outside_engines_cli_imports_it() -> None:

@@ -22,9 +22,9 @@ from app.common.displaydata import for_result
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
+from engines.error_sentences import shown
 from engines.errors import StudioError
-from engines.failures import shown
 
 if TYPE_CHECKING:
     from app.batch.run import ListRequest, TakeMade

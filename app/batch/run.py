@@ -24,8 +24,8 @@ from engines.batch.plan import PlannedTake
 from engines.batch.session import BatchEvents, BatchOptions, BatchSession, BatchSummary
 from engines.batch.workers import RenderedTake
 from engines.delivery.names import DEFAULT_TEMPLATE, check_template
+from engines.error_sentences import shown
 from engines.errors import RequestError, StudioError
-from engines.failures import shown
 
 if TYPE_CHECKING:
     from engines.finish.loop import LoopResult

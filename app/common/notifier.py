@@ -2,7 +2,7 @@
 
 `Notifier.failed(what, err)` is what every controller's error handler calls: a StudioError
 already is a sentence; anything else (an OSError, sqlite3, libsndfile) is put into words by
-engines.failures. The traceback goes to the log file. Nothing here raises: it runs inside
+engines.error_sentences. The traceback goes to the log file. Nothing here raises: it runs inside
 error handlers, and a handler that raises turns a sentence back into a traceback.
 
 Every sentence enters the window through `Notifier.status` or `Notifier.notices`, and both pass
@@ -20,8 +20,8 @@ from PySide6.QtCore import QObject, Signal
 
 from app.common.remedy_words import MAIN, for_window
 from engines import settings as stored_settings
+from engines.error_sentences import printable, reason, sentence
 from engines.errors import StudioError
-from engines.failures import printable, reason, sentence
 
 log = logging.getLogger(__name__)
 

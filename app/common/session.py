@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QListWidget, QListWidgetItem
 
-from app.common.take import Take
+from app.common.session_take import Take
 from app.common.thumbnails import ThumbnailCache, array_peaks
 from app.widgets.take_row_delegate import fill_take_row
 

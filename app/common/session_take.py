@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from app.widgets.take_text import format_seconds, rating_stars
 from engines.catalog import BACKEND_LABELS
 from engines.catalog.tiers import CODEC_INFO, precision_info
 from engines.constants import SAMPLE_RATE
@@ -102,13 +103,9 @@ class Take:
     def float_audio(self) -> np.ndarray:
         return self.pcm.astype(np.float32) / 32767.0
 
-
-def format_seconds(seconds: float) -> str:
-    """`2.0 s`, `0.35 s`: short takes keep their hundredths."""
-    return f"{seconds:.1f} s" if seconds >= 1.0 else f"{seconds:.2f} s"
-
-
-def rating_stars(rating: int, out_of: int = 5) -> str:
-    """`★★★☆☆` for 3 of 5; empty for an unrated take (0)."""
-    rating = max(0, min(int(rating or 0), out_of))
-    return "★" * rating + "☆" * (out_of - rating) if rating else ""
+    def forget_files(self) -> None:
+        """The take was renamed: its drag-out and Copy files carry the old name, so the next drag
+        writes new ones (the old files stay where they are: they may be in use elsewhere)."""
+        self.file_path = None
+        if self.finished is not None:
+            self.finished.file_path = None

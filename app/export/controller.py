@@ -14,16 +14,16 @@ from PySide6.QtWidgets import QFileDialog, QListWidgetItem
 
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
 from app.export.files import drag_file, file_stem, save_take_as, take_format
 from app.finish.panel import FinishPanel
 from app.takes.panel import SessionPanel
 from app.widgets.waveform import WaveformView
 from engines import paths
-from engines.delivery.formats import FORMATS, suffix_for
+from engines.audio_io.formats import FORMATS, suffix_for
 from engines.delivery.names import DEFAULT_TEMPLATE
+from engines.error_sentences import shown
 from engines.errors import StudioError
-from engines.failures import shown
 
 # The Save As dialog's file types, from the one format table: "WAV 16-bit (*.wav)" ...
 SAVE_FILTERS = {f"{spec.label} (*{spec.suffix})": key for key, spec in FORMATS.items()}

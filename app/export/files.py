@@ -18,14 +18,20 @@ import re
 from pathlib import Path
 from typing import Any
 
-from app.common.take import Take
+from app.common.session_take import Take
+from engines.audio_io.formats import FORMATS, format_for_path, suffix_for
 from engines.delivery.deliver import deliver, deliver_new
-from engines.delivery.formats import FORMATS, format_for_path, suffix_for
+from engines.delivery.delivery_take import (
+    DeliveryTake,
+    Labels,
+    from_audio,
+    from_record,
+    from_result,
+)
 from engines.delivery.labels import make_labels, take_labels
 from engines.delivery.names import take_stem
-from engines.delivery.take import DeliveryTake, Labels, from_audio, from_record, from_result
+from engines.error_sentences import sentence, shown
 from engines.errors import AudioFileError, StudioError
-from engines.failures import sentence, shown
 from engines.provenance import init_entry
 
 log = logging.getLogger(__name__)
@@ -106,14 +112,6 @@ def drag_file(take: Take, folder: Path, template: str, library: Any) -> Path:
     else:
         take.file_path = done.path
     return done.path
-
-
-def forget_files(take: Take) -> None:
-    """The take was renamed: its drag-out and Copy files carry the old name, so the next drag
-    writes new ones (the old files stay where they are: they may be in use elsewhere)."""
-    take.file_path = None
-    if take.finished is not None:
-        take.finished.file_path = None
 
 
 def _named_by(path: Path, stem: str) -> bool:

@@ -22,7 +22,7 @@ from app.common.gpu_service import GpuService
 from app.common.library_access import UnavailableLibrary
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
 from app.finish.audition import WrapAudition
 from app.finish.handles import FinishHandles
 from app.finish.loop import LoopMaker

@@ -18,7 +18,7 @@ from app.common.background_jobs import BackgroundJobs, JobOutcome
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier, user_sentence
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
 from app.finish.render import raw_audio
 from engines.finish.loop import make_loop
 

@@ -18,11 +18,11 @@ from engines.audio_io import float_from_pcm16
 from engines.constants import SAMPLE_RATE
 from engines.errors import RequestError
 from engines.finish.chain import finish
-from engines.finish.delivery import resample
+from engines.finish.finished_take import FinishedTake
 from engines.finish.loudness import measure_level, to_db
+from engines.finish.output_format import resample
 from engines.finish.report_words import method_words, trim_words
 from engines.finish.settings import FinishSettings
-from engines.finish.take import FinishedTake
 from engines.lazy import lazy_import, real_module
 
 # What finishing still imports on first use: scipy.ndimage, for the true-peak limiter

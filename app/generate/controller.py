@@ -12,7 +12,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
 from app.common.texts import LIST_RUNNING, NEGATIVE_OFF_HELP
 from app.common.worker import GeneratedTake, Reroll
 from app.generate.panel import GenerationPanel

@@ -12,13 +12,13 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
 from app.common.texts import NO_INIT, STRENGTH_HELP
 from app.generate.panel import GenerationPanel
 from app.widgets.waveform import WaveformView
 from engines.audio_io import pcm16_from_float, read_audio
 from engines.constants import MAX_INIT_S, SAMPLE_RATE, SAMPLES_PER_LATENT
-from engines.failures import shown
+from engines.error_sentences import shown
 
 AUDIO_FILTER = "Audio files (*.wav *.flac *.ogg *.aif *.aiff *.mp3);;All files (*)"
 

@@ -18,7 +18,7 @@ from PySide6.QtCore import QMimeData, QObject, QUrl, Signal
 
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
 from app.finish.render import raw_audio, render
 from app.library.panel import LibraryPanel
 from engines.finish.loop import make_loop

@@ -14,8 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
-from app.export.files import forget_files
+from app.common.session_take import Take
 from app.generate.panel import GenerationPanel
 from app.library.browsing import LibraryBrowsing, restore_finishing, take_from_record
 from app.library.export import LibraryExporter
@@ -199,7 +198,7 @@ class LibraryController(QObject):
         in_session = self.session.for_library_id(take_id)
         if in_session is not None:
             in_session.name = stored
-            forget_files(in_session)
+            in_session.forget_files()
             self.session.show_row(in_session)
         self._refresh_keeping(take_id)
         self.notifier.status(f"Take #{take_id} is now named \u201c{stored}\u201d." if stored

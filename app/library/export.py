@@ -21,7 +21,7 @@ from app.library.panel import LibraryPanel
 from engines import paths
 from engines.audio_io import float_from_pcm16
 from engines.delivery.labels import make_labels
-from engines.failures import shown
+from engines.error_sentences import shown
 from engines.store.library import ClipLibrary, ExportOptions
 from engines.store.records import TakeRecord
 

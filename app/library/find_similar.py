@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.common.library_access import UnavailableLibrary
 from app.common.notifier import Notifier
-from app.common.take import Take
+from app.common.session_take import Take
 from app.library.panel import LibraryPanel
 from app.library.sound_search import SoundAnswer, SoundQuery, SoundSearch
 from engines.errors import StudioError

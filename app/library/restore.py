@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
 from app.common.texts import LIST_RUNNING
 from app.common.tiers import choose
 from app.generate.panel import GenerationPanel

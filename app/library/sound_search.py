@@ -1,8 +1,8 @@
 """Find similar off the GUI thread: the takes that sound most like a take or an audio file
-(engines.similarity.search), on a thread of its own.
+(engines.store.sound_search), on a thread of its own.
 
 A search first embeds every take kept without a sound embedding (takes from before sound search,
-engines.similarity.backfill): on an old library that pass reads every take's audio, so it
+engines.store.embedding_backfill): on an old library that pass reads every take's audio, so it
 reports how far it is (`progress`) and the window shows a progress bar. A SQLite connection
 serves only the thread that opened it, so this thread opens a ClipLibrary of its own on first
 use and closes it as the thread ends. Latents come from the codec encoders that run here on the
@@ -27,8 +27,8 @@ from app.common.threads import stop_thread
 from engines import paths
 from engines.models.inventory import default_catalog
 from engines.similarity.encoding import LatentEncoders
-from engines.similarity.search import SimilarTake, similar_takes, similar_to_audio, similar_to_file
 from engines.store.library import ClipLibrary
+from engines.store.sound_search import SimilarTake, similar_takes, similar_to_audio, similar_to_file
 
 log = logging.getLogger(__name__)
 

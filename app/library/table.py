@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt, Signal
 
-from app.common.take import format_seconds, rating_stars
 from app.common.thumbnails import ThumbnailCache, file_peaks
 from app.widgets.badges import quality_badge, quality_tooltip
+from app.widgets.take_text import format_seconds, rating_stars
 
 # Appended columns keep the older ones' numbers (a saved header and other code use them).
 COLUMNS = ("Fav", "Rating", "Prompt", "Seed", "Length", "Model", "Created", "Status", "Tags",

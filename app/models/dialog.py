@@ -32,7 +32,7 @@ from app.models.installed import InstalledPage
 from app.models.progress import ProgressPanel
 from app.models.setup import SetupRun
 from engines import paths
-from engines.failures import shown
+from engines.error_sentences import shown
 from engines.models import download
 from engines.models.inventory import (
     default_catalog,

@@ -10,7 +10,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.common.gpu_service import GpuService
 from engines import paths
-from engines.backends.tensorrt import version as trt_version
+from engines.catalog import tensorrt_version as trt_version
 from engines.errors import StudioError
 from engines.models import build_plan, builder
 from engines.models.selftest import run_selftest

@@ -17,8 +17,8 @@ from app.common.theme import apply_theme
 from app.shell.safety_net import SafetyNet, log_hint
 from app.shell.studio import build_main_window
 from engines import paths
+from engines.error_sentences import sentence, shown
 from engines.errors import StudioError
-from engines.failures import sentence, shown
 
 log = logging.getLogger(__name__)
 

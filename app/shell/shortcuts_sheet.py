@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import Qt
@@ -31,6 +30,11 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
     QWidget,
 )
+
+from engines.lazy import lazy_import
+
+# importlib.metadata costs the window about 10 ms at startup; only the About line reads it.
+metadata = lazy_import("importlib.metadata")
 
 HINT_PROPERTY = "shortcutHint"  # keys a menu item shows but something else handles
 NATIVE = QKeySequence.SequenceFormat.NativeText

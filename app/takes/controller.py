@@ -25,8 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
-from app.export.files import forget_files
+from app.common.session_take import Take
 from app.takes.panel import SessionPanel
 from app.takes.viewer import TakeViewer
 from engines.constants import SAMPLE_RATE
@@ -156,7 +155,7 @@ class TakesController(QObject):
         text = item.text()
         if text != take.title():
             take.name = text.strip()
-            forget_files(take)  # its dragged files carry the old name
+            take.forget_files()  # its dragged files carry the old name
             self.session.show_row(take)  # an emptied name shows the prompt again
             self.takeRenamed.emit(take)
 

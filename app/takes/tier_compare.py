@@ -18,7 +18,7 @@ from app.common.displaydata import for_result
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
-from app.common.take import Take
+from app.common.session_take import Take
 from app.common.tiers import tier_words
 from app.takes.panel import SessionPanel
 from engines.catalog import tier_choice

@@ -18,8 +18,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engines.error_sentences import shown
 from engines.errors import StudioError
-from engines.failures import shown
 from engines.paths import data_dir
 from engines.team import records
 from engines.team.bundle import bundle_take

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from PySide6.QtCore import QAbstractTableModel, QMimeData, QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
-from app.common.take import format_seconds, rating_stars
+from app.widgets.take_text import format_seconds, rating_stars
 from engines.team.entries import TeamEntry
 
 TEAM_COLUMNS = ("Rating", "Name", "Designer", "Model", "Length", "Tags")

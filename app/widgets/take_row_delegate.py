@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.common.take import format_seconds, rating_stars
 from app.widgets.badges import BADGE_PX, quality_badge, quality_tooltip
+from app.widgets.take_text import format_seconds, rating_stars
 
 DETAIL_ROLE = Qt.ItemDataRole.UserRole + 20  # the second line's text
 FLAGS_ROLE = Qt.ItemDataRole.UserRole + 21  # the take's quality flag codes (list of str)
@@ -62,7 +62,7 @@ def row_details(take) -> str:
 
 
 def fill_take_row(item: QListWidgetItem, take) -> None:
-    """Write a take's (app.common.take.Take) facts into its row's roles."""
+    """Write a take's (app.common.session_take.Take) facts into its row's roles."""
     item.setText(take.title())
     details = row_details(take)
     item.setData(DETAIL_ROLE, details)

@@ -16,16 +16,23 @@ Scaling conventions (one place, so the rest of the app never has to think about 
   (-0.0003 dB) quieter than the floats that went in, which nobody can hear.
 
 Callers import from here; the work is split by job:
-    pcm        PCM conversions and fit_length
+    pcm        PCM conversions, fit_length, and a generated take's audio as int16 stereo
+    formats    the file formats a take can leave as (imported by name, not re-exported)
     convert    channel fold-down and resampling to SAMPLE_RATE
     reading    audio_info and read_audio, with their error sentences
     atomic     the temporary file an atomic save goes through
     os_errors  OS errors as words for the user
-Writing audio is the delivery layer's (engines.delivery: formats, writer).
+Writing audio is the delivery layer's (engines.delivery.writer).
 """
 
 from engines.audio_io.convert import RESAMPLE_QUALITY
-from engines.audio_io.pcm import fit_length, float_from_pcm16, pcm16_from_float, pcm16_from_int32
+from engines.audio_io.pcm import (
+    fit_length,
+    float_from_pcm16,
+    pcm16_from_float,
+    pcm16_from_int32,
+    result_pcm16,
+)
 from engines.audio_io.reading import READABLE_FORMATS_HINT, AudioInfo, audio_info, read_audio
 from engines.errors import AudioFileError
 
@@ -40,4 +47,5 @@ __all__ = [
     "pcm16_from_float",
     "pcm16_from_int32",
     "read_audio",
+    "result_pcm16",
 ]

@@ -12,8 +12,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
 
+from engines.error_sentences import shown
 from engines.errors import AudioFileError
-from engines.failures import shown
 
 
 class FileFormat(NamedTuple):

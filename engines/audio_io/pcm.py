@@ -6,9 +6,15 @@ In memory, 16-bit PCM is symmetric: full scale is +-PCM_CLAMP (32767), never -32
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from engines.constants import PCM_CLAMP
+from engines.constants import CHANNELS, PCM_CLAMP
+from engines.errors import AudioFileError
+
+if TYPE_CHECKING:
+    from engines.generation_result import GenerationResult
 
 
 def pcm16_from_float(x: np.ndarray) -> np.ndarray:
@@ -65,3 +71,21 @@ def fit_length(audio: np.ndarray, n: int) -> np.ndarray:
     keep = min(n, audio.shape[0])
     out[:keep] = audio[:keep]
     return out
+
+
+def result_pcm16(result: GenerationResult) -> np.ndarray:
+    """A generated take's audio as the library keeps it and every file is written from: int16
+    (N, 2), C-contiguous. Backends hand over int16 stereo; mono is doubled and floats are
+    converted (through float32, as the library always did), anything else is refused."""
+    audio = np.asarray(result.pcm)
+    if audio.ndim == 1:
+        audio = np.stack([audio, audio], axis=1)
+    if audio.ndim != 2 or audio.shape[1] != CHANNELS or audio.shape[0] == 0:
+        raise AudioFileError(f"The take's audio has shape {audio.shape}; a take is stereo audio "
+                             "shaped (N, 2) with N > 0.")
+    if audio.dtype == np.int16:
+        return np.ascontiguousarray(audio)
+    if np.issubdtype(audio.dtype, np.floating):
+        return pcm16_from_float(np.ascontiguousarray(audio, dtype=np.float32))
+    raise AudioFileError(f"The take's audio has dtype {audio.dtype}; a take is int16 or float "
+                         "audio.")

@@ -25,8 +25,8 @@ import soundfile as sf
 from engines.audio_io.convert import resample, to_stereo
 from engines.audio_io.os_errors import os_reason
 from engines.constants import CHANNELS, SAMPLE_RATE
+from engines.error_sentences import printable
 from engines.errors import AudioFileError
-from engines.failures import printable
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,8 @@
 
 Progress and cancel: what each backend reports, and where it looks at cancel.
 
-ONNX Runtime (and any backend driven by engines.pipeline.run_pipeline) runs stage by stage:
+ONNX Runtime (and any backend driven by engines.backends.eager_pipeline.run_pipeline) runs
+stage by stage:
   progress: ("text", 0, 1) and ("text", 1, 1) around the prompt; ("encode", 0, 1) and
   ("encode", 1, 1) around the init audio (audio-to-audio and inpainting only);
   ("sample", 0, steps), then ("sample", i, steps) after every step i; ("decode", 0, 1) and

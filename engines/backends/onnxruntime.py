@@ -16,12 +16,12 @@ import numpy as np
 
 from engines.audio_io import pcm16_from_float, pcm16_from_int32
 from engines.backends.base import CancelFn, ProgressFn
+from engines.backends.eager_pipeline import decode_take, run_pipeline
 from engines.backends.text_cache import TextEncodingCache
 from engines.catalog import EngineFiles
 from engines.errors import BackendError, ModelUnavailableError
 from engines.generation_result import GenerationResult
 from engines.lazy import lazy_import
-from engines.pipeline import decode_take, run_pipeline
 from engines.request import ValidatedRequest
 from engines.tokenizer import PromptTokenizer
 

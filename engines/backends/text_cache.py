@@ -94,7 +94,7 @@ EncodeFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 class TextEncodingCache:
     """Encoded texts on the host, for backends that run the text encoder one call at a time
-    (engines.pipeline.run_pipeline: ONNX Runtime, the demo)."""
+    (engines.backends.eager_pipeline.run_pipeline: ONNX Runtime, the demo)."""
 
     def __init__(self, capacity: int = DEFAULT_TEXTS) -> None:
         self._entries: TextLru[EncodedText] = TextLru(capacity)

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from engines.catalog import get_model_set
+from engines.error_sentences import printable, sentence
 from engines.errors import Advice, AudioFileError, RequestError
-from engines.failures import printable, sentence
 from engines.number_text import as_float, is_huge, json_int, short
 from engines.provenance import init_entry
 from engines.request import MAX_SEED, MAX_STEPS, GenerationRequest, validate_request

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from engines.audio_io import read_audio
 from engines.constants import SAMPLE_RATE
+from engines.error_sentences import path_text, reason
 from engines.errors import StudioError
-from engines.failures import path_text, reason
 from engines.paths import library_dir
 from engines.request import init_frames_needed
 from engines.store.library import ClipLibrary

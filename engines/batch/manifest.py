@@ -29,7 +29,7 @@ from engines.audio_io.atomic import (
     remove_stale_temps,
 )
 from engines.batch.plan import MANIFEST_NAME, PlannedTake, Problem
-from engines.failures import path_text, reason, shown
+from engines.error_sentences import path_text, reason, shown
 
 MANIFEST_VERSION = 1
 STATUSES = ("ok", "skipped", "failed", "pending")

@@ -11,14 +11,14 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engines.batch.keeping import LibraryKeeper
+from engines.batch.library_keeper import LibraryKeeper
 from engines.batch.plan import PlannedTake
 from engines.batch.workers import RenderedTake
 from engines.delivery.deliver import deliver
+from engines.delivery.delivery_take import from_result
 from engines.delivery.sidecar import sidecar_path
-from engines.delivery.take import from_result
+from engines.error_sentences import path_text
 from engines.errors import StudioError
-from engines.failures import path_text
 
 
 class TakeWriter:

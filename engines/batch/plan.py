@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engines.audio_io.formats import suffix_for
 from engines.batch.items import LIST_WORDS, RowDefaults, RowError, RowSpec, parse_row
 from engines.batch.sound_list import SoundList
-from engines.delivery.formats import suffix_for
+from engines.delivery.delivery_take import Labels
 from engines.delivery.guard import Protected
 from engines.delivery.labels import make_labels
 from engines.delivery.names import render_name
-from engines.delivery.take import Labels
 from engines.errors import Advice, RequestError
 from engines.finish.loop_plan import check_loop_fits
 from engines.finish.settings import FinishSettings

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any, TextIO
 
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.lazy import lazy_import
 
 tqdm = lazy_import("tqdm")

@@ -24,8 +24,8 @@ from engines.batch.plan import Plan, PlannedTake
 from engines.batch.progress import Progress
 from engines.batch.resume import file_facts
 from engines.batch.workers import RenderedTake, TakeJob, unexpected
+from engines.error_sentences import sentence, shown
 from engines.errors import StudioError, join
-from engines.failures import sentence, shown
 from engines.finish.quality import describe_flag
 
 log = logging.getLogger(__name__)

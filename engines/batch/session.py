@@ -31,7 +31,7 @@ from engines.batch.devices import (
     visible_gpu_count,
 )
 from engines.batch.items import RowDefaults
-from engines.batch.keeping import LibraryKeeper
+from engines.batch.library_keeper import LibraryKeeper
 from engines.batch.manifest import Manifest, header_for, read_earlier
 from engines.batch.output import TakeWriter
 from engines.batch.plan import FinishingFor, Plan, PlannedTake, make_plan
@@ -39,11 +39,11 @@ from engines.batch.resume import verified
 from engines.batch.runner import RenderQueue, StopRequest, run_batch
 from engines.batch.sound_list import ListError, read_list
 from engines.batch.workers import InlineRenderer, RenderedTake, TakeJob, TakeRenderer, WorkerPool
+from engines.delivery.delivery_take import Labels
 from engines.delivery.labels import make_labels, unchecked_catid
 from engines.delivery.names import DEFAULT_TEMPLATE
-from engines.delivery.take import Labels
+from engines.error_sentences import sentence, shown
 from engines.errors import StudioError
-from engines.failures import sentence, shown
 from engines.finish.presets import get_preset
 from engines.finish.settings import FinishSettings
 from engines.paths import data_dir, library_path

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engines.failures import os_reason, shown
+from engines.error_sentences import os_reason, shown
 from engines.number_text import json_loads
 from engines.text_files import (
     TextFileError,

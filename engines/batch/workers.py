@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.audio_io import float_from_pcm16
+from engines.error_sentences import reason, sentence
 from engines.errors import Advice, Remedy, StudioError
-from engines.failures import reason, sentence
 from engines.finish.chain import finish
+from engines.finish.finished_take import FinishedTake, finish_take
 from engines.finish.loop import make_loop
-from engines.finish.take import FinishedTake, finish_take
 from engines.models.gpu_runtime_site import activate_gpu_runtime
 from engines.models.inventory import default_catalog
 from engines.paths import log_file, setup_logging

@@ -11,6 +11,7 @@ Its parts live in their own modules and are re-exported here, so callers import 
 Beside them, imported by name (not re-exported):
   engines.catalog.tiers        each codec tier and precision in words, and the default rule
   engines.catalog.tier_choice  which tiers and precisions are installed and runnable here
+  engines.catalog.tensorrt_version  which TensorRT SA3 Studio drives, and which an engine file needs
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engines import demo  # demo.ensure_demo_models read at call time: tests replace it there
-from engines.backends.tensorrt.version import install_command, unsupported_reason
 from engines.catalog.names import (
     get_model_set,
     normalize_backend,
@@ -71,6 +71,7 @@ from engines.catalog.tables import (
     codec_tiers,
     download_remedy,
 )
+from engines.catalog.tensorrt_version import install_command, unsupported_reason
 from engines.errors import Advice, ModelUnavailableError, StudioError, join
 from engines.gpu import GpuInfo, probe_gpu
 from engines.gpu import tensorrt_version as installed_tensorrt_version

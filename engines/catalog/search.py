@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from engines.backends.tensorrt.version import install_command, unsupported_reason
 from engines.catalog.tables import (
     BACKEND_LABELS,
     CODEC_FILES,
@@ -39,6 +38,7 @@ from engines.catalog.tables import (
     aot_codec_remedy,
     download_remedy,
 )
+from engines.catalog.tensorrt_version import install_command, unsupported_reason
 from engines.errors import Remedy, join
 from engines.gpu import GpuInfo
 from engines.onnx_ops import foreign_onnx_ops

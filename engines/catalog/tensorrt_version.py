@@ -21,13 +21,16 @@ Nothing here imports tensorrt: the installed version comes in as a string or a m
 
 from __future__ import annotations
 
-import importlib.metadata
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 from engines.errors import BackendError
+from engines.lazy import lazy_import
+
+# importlib.metadata costs the window about 20 ms at startup; only install_command reads it.
+metadata = lazy_import("importlib.metadata")
 
 SUPPORTED_MAJOR = 10
 PUBLISHED_ENGINES_TENSORRT = "10.15.1.29"  # what the engines on Hugging Face were built with
@@ -65,8 +68,8 @@ def install_command() -> str:
 
 def _installed(distribution: str) -> bool:
     try:
-        importlib.metadata.version(distribution)
-    except importlib.metadata.PackageNotFoundError:
+        metadata.version(distribution)
+    except metadata.PackageNotFoundError:
         return False
     return True
 

@@ -39,8 +39,8 @@ from engines.cli.support import (
 )
 from engines.cli.words import say
 from engines.delivery.names import DEFAULT_TEMPLATE, check_template
+from engines.error_sentences import printable, shown
 from engines.errors import RequestError
-from engines.failures import printable, shown
 from engines.finish.settings import FinishSettings
 from engines.models.inventory import default_catalog, human_size
 from engines.paths import data_dir

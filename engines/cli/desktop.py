@@ -27,7 +27,7 @@ from engines.cli.support import (
     parser_class,
     run_command,
 )
-from engines.failures import printable, sentence
+from engines.error_sentences import printable, sentence
 from engines.paths import resource_file
 
 DESKTOP_ID = "sa3-studio"  # the entry's file name and the icon's name in the theme

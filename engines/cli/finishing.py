@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from engines.delivery.formats import FORMATS
+from engines.audio_io.formats import FORMATS
 from engines.finish.presets import get_preset
 from engines.finish.settings import FinishSettings
 

@@ -1,6 +1,7 @@
 """Headless command line: `python main.py generate ...` (a contract other tools rely on).
 
-Every take is also kept in the sound library (engines.store, through engines.cli.keeping) unless
+Every take is also kept in the sound library (engines.store, through
+engines.cli.generate_keeping) unless
 `--no-library` is given, with the finishing chain that made --out; its id goes into the sidecar as
 "library_id".
 
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from engines.audio_io import float_from_pcm16
+from engines.audio_io.formats import FORMATS
 from engines.catalog import get_model_set
 from engines.cli.finishing import add_finish_arguments, finish_settings
-from engines.cli.keeping import keep_in_library
+from engines.cli.generate_keeping import keep_in_library
 from engines.cli.labels import add_label_arguments, labels_from
 from engines.cli.output import check_output
 from engines.cli.support import (  # noqa: F401 - re-exported for the other CLIs
@@ -38,16 +40,15 @@ from engines.cli.support import (  # noqa: F401 - re-exported for the other CLIs
 from engines.cli.words import say
 from engines.constants import DEFAULT_LIMITER_CEILING
 from engines.delivery.deliver import deliver
-from engines.delivery.formats import FORMATS
+from engines.delivery.delivery_take import from_result
 from engines.delivery.guard import default_protected
 from engines.delivery.names import numbered_stem
-from engines.delivery.take import from_result
+from engines.error_sentences import printable
 from engines.errors import RequestError, StudioError
-from engines.failures import printable
+from engines.finish.finished_take import describe, finish_take
 from engines.finish.loop_plan import check_loop_fits
 from engines.finish.quality import describe_flag
 from engines.finish.settings import FinishSettings
-from engines.finish.take import describe, finish_take
 from engines.models.inventory import default_catalog
 from engines.paths import data_dir
 from engines.provenance import init_entry
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from engines.catalog import Catalog
-    from engines.finish.take import FinishedTake
+    from engines.finish.finished_take import FinishedTake
     from engines.generation_result import GenerationResult
     from engines.generator import Generator
 

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING
 from engines.audio_io import read_audio
 from engines.cli.support import warn
 from engines.constants import SAMPLE_RATE
-from engines.failures import path_text, reason
+from engines.error_sentences import path_text, reason
 from engines.paths import library_dir
 from engines.request import init_frames_needed
 from engines.store.library import ClipLibrary
 
 if TYPE_CHECKING:
-    from engines.delivery.take import Labels
-    from engines.finish.take import FinishedTake
+    from engines.delivery.delivery_take import Labels
+    from engines.finish.finished_take import FinishedTake
     from engines.generation_result import GenerationResult
     from engines.store.records import TakeRecord
 

@@ -15,8 +15,8 @@ import time
 
 from engines.cli.support import EXIT_OK, CommandFailed
 from engines.cli.words import say
+from engines.error_sentences import printable
 from engines.errors import CancelledError
-from engines.failures import printable
 from engines.models import gpu_runtime as runtime
 from engines.models.gpu_runtime_fetch import GpuRuntimeError, GpuRuntimeOfflineError, check_online
 from engines.models.gpu_runtime_site import site_dir

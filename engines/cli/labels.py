@@ -8,8 +8,8 @@ import argparse
 
 from engines.cli.support import UsageError, argument_text, warn
 from engines.cli.words import say
+from engines.delivery.delivery_take import Labels
 from engines.delivery.labels import label_changes, make_labels, unchecked_catid
-from engines.delivery.take import Labels
 from engines.errors import RequestError
 
 

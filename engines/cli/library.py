@@ -37,8 +37,8 @@ from engines.cli.support import (
     run_command,
     warn,
 )
+from engines.error_sentences import printable
 from engines.errors import StudioError
-from engines.failures import printable
 from engines.finish.quality import FLAG_CODES
 from engines.finishing_summary import finishing_lines, quality_lines
 from engines.paths import DataFolderError, library_dir

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
-from engines.failures import printable, sentence, shown
+from engines.error_sentences import printable, sentence, shown
 
 if TYPE_CHECKING:
     from engines.store.library import ClipLibrary

@@ -21,11 +21,11 @@ from engines.audio_io import float_from_pcm16
 from engines.cli.finishing import add_finish_arguments, finish_settings
 from engines.cli.labels import add_label_arguments, given_labels
 from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
+from engines.delivery.delivery_take import Labels
 from engines.delivery.labels import make_labels
 from engines.delivery.names import check_template
-from engines.delivery.take import Labels
+from engines.error_sentences import printable, sentence, shown
 from engines.errors import RequestError
-from engines.failures import printable, sentence, shown
 from engines.finishing_summary import chain_summary, measured
 from engines.models.inventory import default_catalog
 from engines.paths import data_dir

@@ -21,8 +21,8 @@ from engines.cli.support import EXIT_OK, UsageError, argument_text, warn
 from engines.cli.words import say
 from engines.delivery.labels import label_changes, unchecked_catid
 from engines.delivery.ucs import import_ucs_csv
+from engines.error_sentences import printable
 from engines.errors import RequestError
-from engines.failures import printable
 
 if TYPE_CHECKING:
     from engines.store.library import ClipLibrary

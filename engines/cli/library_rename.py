@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from engines.cli.support import EXIT_OK, argument_text
-from engines.failures import printable
+from engines.error_sentences import printable
 
 if TYPE_CHECKING:
     from engines.store.library import ClipLibrary

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engines.cli.support import EXIT_OK, UsageError, warn
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.models.inventory import default_catalog
 from engines.similarity.encoding import LatentEncoders
-from engines.similarity.search import (
+from engines.store.sound_search import (
     SimilarTake,
     file_excerpt,
     similar_takes,

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 from engines import paths
-from engines.backends.tensorrt import version as trt_version
 from engines.catalog import BACKEND_LABELS
+from engines.catalog import tensorrt_version as trt_version
 from engines.catalog.tier_choice import pick_lines
 from engines.catalog.tiers import DEFAULT_RULE, tier_table_lines
 from engines.cli import gpu_runtime as gpu_runtime_cli
@@ -27,8 +27,8 @@ from engines.cli.support import (
     run_command,
 )
 from engines.cli.words import say
+from engines.error_sentences import printable, sentence, shown
 from engines.errors import StudioError
-from engines.failures import printable, sentence, shown
 from engines.models import build_plan, builder
 from engines.models import download as dl
 from engines.models.inventory import (

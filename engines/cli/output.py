@@ -12,12 +12,12 @@ from engines.audio_io.atomic import (
     remove_quietly,
     remove_stale_temps,
 )
+from engines.audio_io.formats import FORMATS, format_for_path
 from engines.cli.support import UsageError
-from engines.delivery.formats import FORMATS, format_for_path
 from engines.delivery.guard import Protected
 from engines.delivery.sidecar import sidecar_path
+from engines.error_sentences import sentence, shown
 from engines.errors import AudioFileError
-from engines.failures import sentence, shown
 
 
 def check_output(out: Path | None, fmt: str | None,

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 
 from engines.cli.pipes import quiet_on_closed_pipes
 from engines.cli.words import say
+from engines.error_sentences import printable, reason
 from engines.errors import BackendError, CancelledError, StudioError
-from engines.failures import printable, reason
 from engines.paths import log_file, setup_logging
 from engines.settings import take_notices
 

@@ -39,7 +39,7 @@ from engines.cli.team_designers import add_parser as add_designer_parser
 from engines.cli.team_designers import run_add_designer
 from engines.cli.team_output import say_entries, say_json, say_lines, say_report, say_setup
 from engines.cli.words import say
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.paths import data_dir, library_dir
 from engines.store.library import ClipLibrary
 from engines.team.binaries import runnable_by, server_bindir

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from engines.cli.support import EXIT_OK, UsageError, argument_text
 from engines.cli.team_output import say_json, say_lines
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.lazy import lazy_import
 from engines.team.binaries import server_bindir
 from engines.team.connection import checked_fields

@@ -7,7 +7,7 @@ import sys
 
 from engines.cli.support import warn
 from engines.cli.words import say
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.team.connection import TEAM_ENV
 from engines.team.entries import TeamEntry
 from engines.team.migrations import LATEST

@@ -19,16 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from engines.audio_io.atomic import create_temp_beside, release, remove_quietly
-from engines.delivery.formats import suffix_for
+from engines.audio_io.formats import suffix_for
+from engines.delivery.delivery_take import DeliveryTake
 from engines.delivery.guard import Protected
 from engines.delivery.metadata import file_tags
 from engines.delivery.names import free_name
 from engines.delivery.render import Rendering, render
 from engines.delivery.sidecar import build_sidecar, sidecar_path, write_json_temp
-from engines.delivery.take import DeliveryTake
 from engines.delivery.writer import write_audio_temp
+from engines.error_sentences import sentence, shown
 from engines.errors import AudioFileError, StudioError
-from engines.failures import sentence, shown
 
 log = logging.getLogger(__name__)
 

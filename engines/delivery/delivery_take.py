@@ -13,13 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engines.audio_io import result_pcm16
 from engines.constants import SAMPLE_RATE
 from engines.paths import APP_NAME  # the one name files and folders carry
 from engines.provenance import take_provenance
-from engines.store.rows import result_pcm16
 
 if TYPE_CHECKING:
-    from engines.finish.take import FinishedTake
+    from engines.finish.finished_take import FinishedTake
     from engines.generation_result import GenerationResult
     from engines.store.records import TakeRecord
 

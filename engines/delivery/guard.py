@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from engines.error_sentences import shown
 from engines.errors import RequestError
-from engines.failures import shown
 from engines.paths import library_path
 
 # Inside the library folder everything is the library's own (its database, edit journal,

@@ -1,4 +1,5 @@
-"""The labels a delivered file carries (engines.delivery.take.Labels), from what the user gave
+"""The labels a delivered file carries (engines.delivery.delivery_take.Labels), from what the
+user gave
 (a UCS CatID, FX name, creator and source IDs) and what the studio keeps in settings (the
 designer's and the library's names). When the user imported a UCS list, the CatID must be in it
 (an unknown one is refused with the closest matches) and the list gives CATEGORY and
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from engines.delivery.take import Labels
+from engines.delivery.delivery_take import Labels
 from engines.delivery.ucs import load_user_list
 from engines.errors import Advice, Remedy, RequestError, join
 from engines.paths import data_dir

@@ -17,12 +17,12 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any
 
-from engines.delivery.formats import FORMATS
+from engines.audio_io.formats import FORMATS
+from engines.delivery.delivery_take import APP_NAME, DeliveryTake
 from engines.delivery.ixml import ixml_document
 from engines.delivery.note import build_comment, title_for
 from engines.delivery.render import Rendering
 from engines.delivery.riff import bext_payload
-from engines.delivery.take import APP_NAME, DeliveryTake
 from engines.delivery.writer import FileTags
 from engines.finish.loudness import to_db
 

@@ -29,7 +29,7 @@ import string
 import unicodedata
 from pathlib import Path
 
-from engines.delivery.take import DeliveryTake
+from engines.delivery.delivery_take import DeliveryTake
 from engines.delivery.ucs import FX_NAME_MAX, ucs_block, ucs_name
 from engines.errors import RequestError
 from engines.paths import data_dir

@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from engines.audio_io.formats import DEFAULT_FORMAT, FORMATS
 from engines.constants import SAMPLE_RATE
-from engines.delivery.formats import DEFAULT_FORMAT, FORMATS
-from engines.delivery.take import DeliveryTake
+from engines.delivery.delivery_take import DeliveryTake
 from engines.finish.loudness import measure, to_db
 
 

@@ -29,8 +29,8 @@ import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 
+from engines.error_sentences import sentence, shown
 from engines.errors import AudioFileError
-from engines.failures import sentence, shown
 from engines.finish.smpl import (
     CHUNK_HEADER,
     RIFF_LIMIT,

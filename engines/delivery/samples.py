@@ -3,7 +3,7 @@ own float scaling (which uses 2**(N-1) and would disagree with the app's symmetr
 
 - int16 input (a raw take) goes into 16-bit files bit for bit and into the top bits of 24-bit
   ones, so every format reads back the same floats (Vorbis within its loss).
-- Float input to 16-bit is TPDF dithered with a fixed seed (engines.finish.delivery), so the
+- Float input to 16-bit is TPDF dithered with a fixed seed (engines.finish.output_format), so the
   same audio always gives the same file; to 24-bit it is rounded (its error sits near -144
   dBFS, under any playback); 32-bit float keeps overs (the user may want them).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engines.finish.delivery import PCM16_FULL_SCALE, PCM24_FULL_SCALE, tpdf_dither_to_int16
+from engines.finish.output_format import PCM16_FULL_SCALE, PCM24_FULL_SCALE, tpdf_dither_to_int16
 
 DEFAULT_DITHER_SEED = 0  # fixed, so exporting the same take twice gives the same bytes
 

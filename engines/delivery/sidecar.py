@@ -13,10 +13,10 @@ from typing import Any
 import soundfile as sf
 
 from engines.audio_io.atomic import create_temp_beside, fsync_file, release, remove_quietly
+from engines.delivery.delivery_take import APP_NAME, DeliveryTake, now_iso
 from engines.delivery.render import Rendering
-from engines.delivery.take import APP_NAME, DeliveryTake, now_iso
-from engines.failures import path_text
-from engines.finish.take import strict_json
+from engines.error_sentences import path_text
+from engines.finish.finished_take import strict_json
 
 
 def sidecar_path(out: str | os.PathLike[str]) -> Path:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines.audio_io.atomic import create_temp_beside, fsync_file, release, remove_quietly
+from engines.error_sentences import os_reason, shown
 from engines.errors import RequestError
-from engines.failures import os_reason, shown
 from engines.paths import data_dir
 from engines.text_files import (
     TextFileError,

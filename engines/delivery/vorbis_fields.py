@@ -26,8 +26,8 @@ import struct
 from collections.abc import Mapping
 from pathlib import Path
 
+from engines.error_sentences import sentence, shown
 from engines.errors import AudioFileError
-from engines.failures import sentence, shown
 from engines.finish.vorbis_comments import flac_with_tags, ogg_with_tags
 
 # our field -> the Vorbis keys it is written under

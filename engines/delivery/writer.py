@@ -31,13 +31,13 @@ from engines.audio_io.atomic import (
     remove_quietly,
     remove_stale_temps,
 )
+from engines.audio_io.formats import FORMATS, checked_format, format_for_path
 from engines.constants import SAMPLE_RATE
 from engines.delivery import riff
-from engines.delivery.formats import FORMATS, checked_format, format_for_path
 from engines.delivery.samples import DEFAULT_DITHER_SEED, frames_channels, samples_for
 from engines.delivery.vorbis_fields import add_vorbis_fields
+from engines.error_sentences import reason, sentence, shown
 from engines.errors import AudioFileError
-from engines.failures import reason, sentence, shown
 from engines.finish.smpl import SMPL_ID, smpl_payload
 from engines.paths import APP_NAME  # the one name files and folders carry
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from engines.constants import SAMPLE_RATE
 from engines.errors import RequestError
-from engines.finish import delivery, loudness
+from engines.finish import loudness, output_format
 from engines.finish.fades import apply_fades
 from engines.finish.normalization import normalize
 from engines.finish.settings import FinishSettings
@@ -209,7 +209,7 @@ def _fades(x: np.ndarray, settings: FinishSettings, rate: int,
 
 
 def _fold_to_mono(x: np.ndarray) -> np.ndarray:
-    return delivery.fold_to_mono(x)
+    return output_format.fold_to_mono(x)
 
 
 def _resample(x: np.ndarray, from_rate: int, to_rate: int,
@@ -219,7 +219,7 @@ def _resample(x: np.ndarray, from_rate: int, to_rate: int,
     method = f"soxr {RESAMPLE_QUALITY}" + (", circular" if circular else "")
 
     def convert(channel: np.ndarray) -> np.ndarray:
-        return delivery.resample(channel, from_rate, to_rate, circular=circular)
+        return output_format.resample(channel, from_rate, to_rate, circular=circular)
     if x.shape[1] == 1 or len(x) < loudness.PARALLEL_MIN_FRAMES:
         return np.ascontiguousarray(convert(x), dtype=np.float32), method
     channels = [np.ascontiguousarray(x[:, [c]]) for c in range(x.shape[1])]

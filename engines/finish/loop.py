@@ -4,7 +4,7 @@ the take is cut open and which span is regenerated); `assemble_loop` puts the an
 
 Outside the regenerated span the loop is the rotated take sample for sample; inside it, the
 backends crossfade 1024 frames at each span edge into the model's audio
-(engines.pipeline.paste_original), so the span's edges need nothing more here.
+(engines.backends.eager_pipeline.paste_original), so the span's edges need nothing more here.
 
 Without a model (busy backend, or the user's choice for an imported take), `crossfade_loop`
 makes an equal-power crossfade loop, shorter than the take by the seam.

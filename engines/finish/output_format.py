@@ -1,6 +1,6 @@
 """The last steps of finishing before a file is written: sample rate, channel count and the
 16-bit dither; and reading back the loop tags of a delivered file. The files themselves are
-written by engines.delivery (formats, writer, metadata).
+written by engines.delivery (writer, metadata) in the formats of engines.audio_io.formats.
 
 Loop points travel as a WAV `smpl` chunk (engines.finish.smpl) or, in FLAC and Ogg, as the
 Vorbis comments LOOPSTART and LOOPLENGTH (frames), the convention RPG Maker, GameMaker, many
@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import soxr
 
+from engines.error_sentences import sentence, shown
 from engines.errors import AudioFileError
-from engines.failures import sentence, shown
 from engines.finish import vorbis_comments
 from engines.finish.smpl import read_loop_points
 

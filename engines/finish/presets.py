@@ -19,8 +19,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from engines.error_sentences import printable, sentence
 from engines.errors import RequestError, StudioError
-from engines.failures import printable, sentence
 from engines.finish.settings import MAX_PRESET_NAME, FinishSettings
 from engines.settings import read_settings, update_settings
 

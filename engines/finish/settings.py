@@ -12,14 +12,14 @@ import math
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
+from engines.audio_io.formats import FORMATS as DELIVERY_FORMATS
 from engines.constants import SAMPLE_RATE
-from engines.delivery.formats import FORMATS as DELIVERY_FORMATS
 from engines.errors import RequestError
 from engines.number_text import as_float, is_huge, short
 
 FADE_CURVES = ("linear", "equal-power", "exponential")
 RATES = (44100, 48000)
-FORMATS = tuple(DELIVERY_FORMATS)  # engines.delivery.formats: the one format table
+FORMATS = tuple(DELIVERY_FORMATS)  # engines.audio_io.formats: the one format table
 PEAK_MODES = ("limit", "reduce")
 LOOP_METHODS = ("model", "crossfade")  # who makes the seam: the take's model, or a crossfade
 

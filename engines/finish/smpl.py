@@ -21,8 +21,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from engines.error_sentences import sentence, shown
 from engines.errors import AudioFileError
-from engines.failures import sentence, shown
 
 SMPL_ID = b"smpl"
 HEADER = struct.Struct("<9I")  # manufacturer .. sampler data length

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engines.backends.tensorrt import version as trt_version
 from engines.backends.tensorrt.engine_paths import shown_path
 from engines.backends.tensorrt.runtime import make_logger
+from engines.catalog import tensorrt_version as trt_version
 from engines.errors import BackendError, CancelledError
 from engines.lazy import lazy_import, real_module
 from engines.models.build_plan import BuildSpec, Shape

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from engines.failures import shown
+from engines.error_sentences import shown
 from engines.lazy import lazy_import
 from engines.models.download_errors import (
     TOKEN_HINT,

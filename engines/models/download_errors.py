@@ -14,8 +14,8 @@ import ssl
 from http import HTTPStatus
 from urllib.parse import urlparse
 
+from engines.error_sentences import printable, reason
 from engines.errors import CancelledError, Remedy, StudioError, join
-from engines.failures import printable, reason
 from engines.lazy import lazy_import, real_module
 from engines.models.hub_transport import httpx_module, timeouts
 

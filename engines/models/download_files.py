@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from engines.failures import reason, sentence, shown
+from engines.error_sentences import reason, sentence, shown
 from engines.models.download_errors import DownloadCancelledError, DownloadError
 from engines.models.download_plan import PARTIAL_DIR, format_size
 from engines.models.hub_files import RemoteFile

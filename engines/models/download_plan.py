@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.lazy import lazy_import
 from engines.models.download_errors import DownloadError, NotHubAnswer, hub_error, hub_failures
 from engines.models.hub_files import (

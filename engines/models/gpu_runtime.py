@@ -37,9 +37,9 @@ from packaging.requirements import Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 
-from engines.backends.tensorrt.version import PUBLISHED_ENGINES_TENSORRT
+from engines.catalog.tensorrt_version import PUBLISHED_ENGINES_TENSORRT
+from engines.error_sentences import printable, reason
 from engines.errors import Advice, Remedy
-from engines.failures import printable, reason
 from engines.models import gpu_runtime_fetch as fetch
 from engines.models.gpu_runtime_fetch import GpuRuntimeError
 from engines.models.gpu_runtime_index import IndexFile, best_file, index_urls, tag_ranks

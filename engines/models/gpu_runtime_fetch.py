@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from engines.error_sentences import printable, reason
 from engines.errors import CancelledError, Remedy, StudioError, join
-from engines.failures import printable, reason
 from engines.lazy import lazy_import
 from engines.models.gpu_runtime_index import ACCEPT, MAX_PAGE_BYTES, IndexFile, parse_page
 from engines.models.gpu_runtime_index import project_url as page_url

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlparse
 
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.lazy import lazy_import
 from engines.models.download_errors import (
     BusyAnswer,

@@ -7,15 +7,14 @@ TensorRT an engine needs from its file header. No GPU or no TensorRT is a normal
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from engines import paths
-from engines.backends.tensorrt import version as trt_version
 from engines.backends.tensorrt.engine_paths import is_jit_codec, jit_engine_refusal
 from engines.catalog import DECODERS, MODEL_SETS, Catalog
+from engines.catalog import tensorrt_version as trt_version
 from engines.errors import Remedy, join
 from engines.gpu import GpuInfo, probe_gpu, tensorrt_version
 from engines.lazy import is_installed, lazy_import
@@ -23,6 +22,8 @@ from engines.settings import read_settings, update_settings
 
 log = logging.getLogger(__name__)
 pynvml = lazy_import("pynvml")  # nvidia-ml-py, optional
+# importlib.metadata costs the window about 20 ms at startup; only _version reads it.
+metadata = lazy_import("importlib.metadata")
 
 PRECISION_TIERS = ("fp16", "fp32", "fp8")
 
@@ -96,8 +97,8 @@ def _nvml() -> tuple[int | None, int | None, str | None]:
 
 def _version(dist: str) -> str | None:
     try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
         return None
 
 

@@ -1,5 +1,6 @@
 """Latents of audio that has none (imported files, a file to search by, takes kept before
-embeddings): the codec's own encoder, as audio-to-audio uses it (engines.pipeline: float32
+embeddings): the codec's own encoder, as audio-to-audio uses it
+(engines.backends.eager_pipeline: float32
 (1, 2, N) with N a whole number of latents, at least the codec minimum, in (1, 256, N/4096) out).
 
 Only the encoder graph is loaded, through ONNX Runtime on the CPU (the demo codec, or any codec

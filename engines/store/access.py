@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 from urllib.parse import quote
 
-from engines.failures import shown
+from engines.error_sentences import shown
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.store import access, repair, schema
 from engines.store.records import LibraryError
 from engines.store.schema import SCHEMA_VERSION

@@ -88,7 +88,8 @@ class TakeEditing:
 
     def set_labels(self, take_id: int, labels: object) -> TakeRecord:
         """Change the UCS labels a take keeps: only those `labels` has (a mapping of
-        records.LABEL_COLUMNS keys, or an engines.delivery.take.Labels), '' clearing one; the
+        records.LABEL_COLUMNS keys, or an engines.delivery.delivery_take.Labels), '' clearing
+        one; the
         others stay. Checking a CatID against the user's UCS list is the caller's part
         (engines.delivery.labels.label_changes). The audio is never touched."""
         record = self._lookup.get(take_id)

@@ -10,7 +10,7 @@ Embeddings are derived data, like the text index: the table is created by every 
 (no schema version: an older SA3 Studio opens the library as before and ignores it), a take kept
 from now on gets its row in the same transaction as its take row, and takes without one (kept
 before, rebuilt from their audio files, or made by another recipe version) get theirs from
-`engines.similarity.backfill`. A read-only library is searched on vectors computed in memory.
+`engines.store.embedding_backfill`. A read-only library is searched on vectors computed in memory.
 
 The index is loaded once per library opened, kept in step with this connection's own writes, and
 loaded again when another connection committed since (PRAGMA data_version says so).

@@ -22,15 +22,15 @@ from pathlib import Path
 from typing import Any
 
 from engines.audio_io.atomic import release, remove_quietly
+from engines.audio_io.formats import suffix_for
 from engines.delivery.deliver import deliver, deliver_new, prepare
-from engines.delivery.formats import suffix_for
+from engines.delivery.delivery_take import DeliveryTake
 from engines.delivery.guard import Protected
 from engines.delivery.names import free_name
 from engines.delivery.sidecar import sidecar_path
-from engines.delivery.take import DeliveryTake
+from engines.error_sentences import sentence, shown
 from engines.errors import StudioError
-from engines.failures import sentence, shown
-from engines.finish.take import strict_json
+from engines.finish.finished_take import strict_json
 from engines.store.records import LibraryError, TakeRecord
 
 
@@ -38,7 +38,7 @@ from engines.store.records import LibraryError, TakeRecord
 class ExportItem:
     record: TakeRecord
     name: str  # the file name without its suffix
-    fmt: str  # a delivery format (engines.delivery.formats)
+    fmt: str  # a delivery format (engines.audio_io.formats)
     overwrite: bool = False  # replace a file of that name rather than number the new one
 
 

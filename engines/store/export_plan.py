@@ -23,15 +23,15 @@ from pathlib import Path
 import numpy as np
 
 from engines.audio_io import float_from_pcm16
+from engines.delivery.delivery_take import DeliveryTake, Labels, from_record
 from engines.delivery.guard import Protected
 from engines.delivery.labels import take_labels
 from engines.delivery.names import check_template, default_template, take_stem
-from engines.delivery.take import DeliveryTake, Labels, from_record
 from engines.errors import RequestError, StudioError
 from engines.finish.chain import finish
+from engines.finish.finished_take import FinishedTake, finish_take
 from engines.finish.loop import Generate, LoopResult, make_loop
 from engines.finish.settings import FinishSettings
-from engines.finish.take import FinishedTake, finish_take
 from engines.store.export import ExportItem, export_to_folder, export_to_zip
 from engines.store.lookup import TakeLookup
 from engines.store.records import LibraryError, TakeRecord

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engines.failures import shown
+from engines.audio_io import result_pcm16
+from engines.error_sentences import shown
 from engines.store import wavmeta
 from engines.store.database import LibraryDatabase
 from engines.store.embeddings import (
@@ -38,7 +39,6 @@ from engines.store.rows import (
     imported_row,
     note_for_regenerated,
     note_for_row,
-    result_pcm16,
     result_row,
     result_row_extras,
 )
@@ -67,7 +67,7 @@ class TakeKeeper:
             init_source: str | None = None, labels: object = None,
             variation: int | None = None, variations: int | None = None) -> TakeRecord:
         """Keep a finished take: its audio in audio/, its row with every setting, the UCS
-        labels it was given (engines.delivery.take.Labels or a mapping; see
+        labels it was given (engines.delivery.delivery_take.Labels or a mapping; see
         records.label_columns) and its place in the set of variations it was made in."""
         row, pcm, fresh_hashes = self._row_for_result(result, parent_id, name, init_source)
         row.update(result_row_extras(labels, variation, variations))

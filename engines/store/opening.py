@@ -18,7 +18,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.store import access, database, rebuild, repair, salvage, schema
 from engines.store.database import LibraryDatabase
 from engines.store.files import fsync_dir

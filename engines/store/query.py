@@ -7,7 +7,7 @@ import numbers
 from typing import Any
 
 from engines.catalog import TIER_NAMES
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.finish.quality import FLAG_CODES
 from engines.store import schema
 from engines.store.records import LibraryError

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engines.failures import shown
+from engines.error_sentences import shown
 from engines.store import journal, schema
 from engines.store.records import MAX_TAKE_ID
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from engines.catalog import codec_tiers, get_model_set, paired_decoder
 from engines.constants import CHANNELS
+from engines.error_sentences import printable
 from engines.errors import RequestError, StudioError
-from engines.failures import printable
 from engines.provenance import tier_entry
 from engines.request import AudioInput, GenerationRequest
 from engines.store.wavmeta import APP_NAME
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
     from engines.request import GenerationRequest
 
 IMPORTED = "imported"  # mode and model of audio the user brought in
-# The UCS labels a take keeps (schema 4), by the name engines.delivery.take.Labels gives each,
-# and the column that holds it.
+# The UCS labels a take keeps (schema 4), by the name engines.delivery.delivery_take.Labels
+# gives each, and the column that holds it.
 LABEL_COLUMNS = {"catid": "ucs_catid", "category": "ucs_category",
                  "subcategory": "ucs_subcategory", "fx_name": "ucs_fx_name",
                  "creator": "ucs_creator", "source": "ucs_source"}
@@ -76,7 +76,7 @@ class TakeRecord:
     decoder_tier: str = ""
     warnings: list[str] = field(default_factory=list)
     content_sha256: str = ""  # of the samples as stored, to recognise copies of the file
-    # The stored finishing chain (engines.finish.take.FinishedTake.record(): chain, loop,
+    # The stored finishing chain (engines.finish.finished_take.FinishedTake.record(): chain, loop,
     # report, loop_points), None when the take has none; the audio file is always the raw take.
     finishing: dict | None = None
     quality: list[str] = field(default_factory=list)  # engines.finish.quality codes
@@ -274,7 +274,7 @@ MAX_LABEL_CHARS = 256  # as engines.delivery.labels: what a bext Description hol
 
 def label_columns(labels: object) -> dict[str, str]:
     """The label columns to set for `labels` (a mapping, or an object with the attributes of
-    LABEL_COLUMNS, such as engines.delivery.take.Labels): only the labels it has, as text
+    LABEL_COLUMNS, such as engines.delivery.delivery_take.Labels): only the labels it has, as text
     on one line ('' clears one). LibraryError (one sentence) for a label that is not text or
     is too long to be one."""
     if isinstance(labels, dict):

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from engines.audio_io import float_from_pcm16, pcm16_from_float
+from engines.audio_io import float_from_pcm16
 from engines.constants import SAMPLE_RATE
 from engines.finish.quality import quality_flags
 from engines.store import schema
-from engines.store.files import as_stereo, content_sha256
+from engines.store.files import content_sha256
 from engines.store.records import IMPORTED, TakeRecord, label_columns
 from engines.text import storable
 
@@ -30,14 +30,6 @@ _NOTE_KEYS = ("created", "prompt", "negative_prompt", "seed", "model", "decoder"
 def created_now() -> str:
     """A take's `created` column for a take kept now: ISO 8601 in UTC, to the millisecond."""
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="milliseconds")
-
-
-def result_pcm16(result: GenerationResult) -> np.ndarray:
-    """A generated take's audio as the library keeps it: int16 (N, 2)."""
-    pcm = as_stereo(result.pcm, "The take's audio")
-    if pcm.dtype != np.int16:
-        pcm = pcm16_from_float(pcm)
-    return pcm
 
 
 def result_row(result: GenerationResult, pcm: np.ndarray, engine_files: list[dict], *,

@@ -273,7 +273,7 @@ _EMBEDDINGS_DDL = (f"CREATE TABLE IF NOT EXISTS {EMBEDDINGS_TABLE} (take_id INTE
 
 def ensure_embeddings(conn: sqlite3.Connection) -> None:
     """Create the sound embeddings table if the library has none yet (a library from before
-    them gains it here; its takes get their rows from engines.similarity.backfill)."""
+    them gains it here; its takes get their rows from engines.store.embedding_backfill)."""
     conn.execute(_EMBEDDINGS_DDL)
 
 

@@ -4,7 +4,7 @@ sound most like one of its takes, or like an audio file.
 Distances are cosine distances of the sound embeddings: 0 is the same sound, about 1 unrelated
 (2 at most). A user reads `SimilarTake.similarity_text`: "similarity 92%" is 1 - distance.
 Takes in the trash are never returned. Takes without an embedding are embedded first (see
-engines.similarity.backfill; `progress` hears about that pass).
+engines.store.embedding_backfill; `progress` hears about that pass).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from engines.audio_io import audio_info, read_audio
 from engines.constants import MAX_INIT_S
-from engines.similarity.backfill import EmbedProgress, embed_missing
+from engines.store.embedding_backfill import EmbedProgress, embed_missing
 from engines.store.embeddings import Embedded, audio_embedding
 from engines.store.records import LibraryError, TakeRecord
 

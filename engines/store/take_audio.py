@@ -11,7 +11,7 @@ import soundfile as sf
 
 from engines.audio_io import float_from_pcm16, pcm16_from_float, read_audio
 from engines.constants import CHANNELS, SAMPLE_RATE
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.request import init_frames_needed
 from engines.store import wavmeta
 from engines.store.files import content_sha256

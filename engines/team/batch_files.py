@@ -21,7 +21,7 @@ import soundfile as sf
 
 from engines.batch.manifest import read_earlier
 from engines.delivery.sidecar import sidecar_path
-from engines.failures import printable, shown
+from engines.error_sentences import printable, shown
 from engines.store.library import ClipLibrary
 from engines.store.records import LibraryError
 from engines.team.errors import TeamError

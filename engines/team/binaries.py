@@ -13,8 +13,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from engines.error_sentences import printable, shown
 from engines.errors import Advice, Remedy
-from engines.failures import printable, shown
 from engines.team.data_folder import PROGRAMS_COPY, TEMP_PREFIX
 from engines.team.errors import TeamError
 

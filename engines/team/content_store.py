@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from engines.audio_io.atomic import fsync_file, remove_quietly
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,8 @@ try:
 except ImportError:  # Windows: no flock; one team init at a time is then the admin's to keep
     fcntl = None  # type: ignore[assignment]
 
+from engines.error_sentences import os_reason, shown
 from engines.errors import Advice, Remedy
-from engines.failures import os_reason, shown
 from engines.team.errors import TeamError
 from engines.team.login_store import LOGINS_FILE, is_ours
 

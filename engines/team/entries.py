@@ -24,7 +24,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.team.errors import TeamError
 from engines.team.writes import MAX_TAG_CHARS
 from engines.text_display import blank_label_sentence, looks_blank

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from engines.audio_io.atomic import create_temp_beside, remove_quietly
 from engines.delivery.names import free_name
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.team.content_store import ContentStore
 from engines.team.entries import TeamFile
 from engines.team.errors import TeamError

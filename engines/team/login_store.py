@@ -13,7 +13,7 @@ import os
 import secrets
 from pathlib import Path
 
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.team.errors import TeamError
 
 LOGINS_FILE = "logins.json"

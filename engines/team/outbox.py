@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.team.bundle import TakeBundle
 from engines.team.errors import TeamError
 

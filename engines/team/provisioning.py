@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.lazy import lazy_import
 from engines.team import migrations, roles
 from engines.team.binaries import runnable_by, server_bindir

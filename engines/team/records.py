@@ -16,7 +16,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from engines.finish.take import strict_json
+from engines.finish.finished_take import strict_json
 from engines.team.bundle import TakeBundle
 from engines.team.entries import ENTRY_COLUMNS, MAX_LIMIT, TeamEntry, TeamFile, TeamQuery
 from engines.team.writes import WRITER_ROLE

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from engines.failures import printable, sentence, shown
+from engines.error_sentences import printable, sentence, shown
 from engines.team import records
 from engines.team.bundle import TakeBundle, file_path
 from engines.team.content_store import ContentStore, sha256_of

@@ -34,8 +34,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from engines.error_sentences import printable, shown
 from engines.errors import Advice, Remedy
-from engines.failures import printable, shown
 from engines.lazy import lazy_import
 from engines.team.data_folder import CLUSTER_DIR, TEMP_PREFIX, check_private_folder
 from engines.team.errors import TeamError

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from engines.error_sentences import shown
 from engines.errors import Advice, Remedy
-from engines.failures import shown
 from engines.paths import cache_dir, data_dir
 from engines.store.library import ClipLibrary
 from engines.team import records

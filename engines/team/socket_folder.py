@@ -16,7 +16,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from engines.failures import sentence, shown
+from engines.error_sentences import sentence, shown
 from engines.team.data_folder import check_private_folder, check_private_stat
 from engines.team.errors import TeamError, TeamUnreachable
 

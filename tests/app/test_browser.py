@@ -14,7 +14,7 @@ import soundfile as sf
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
-from app.common.take import Take
+from app.common.session_take import Take
 from tests.app.test_gui import child
 
 WAIT_MS = 10_000

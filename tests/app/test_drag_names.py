@@ -11,7 +11,7 @@ import pytest
 import soundfile as sf
 import wavinfo
 
-from app.common.take import Take
+from app.common.session_take import Take
 from app.export.files import drag_file
 from engines.delivery.names import DEFAULT_TEMPLATE, slug
 from engines.delivery.writer import write_audio

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from app.common.take import Take
+from app.common.session_take import Take
 from engines.constants import SAMPLES_PER_LATENT
 from tests.gui_support import child
 

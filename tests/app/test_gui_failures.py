@@ -182,7 +182,7 @@ def test_save_as_on_a_full_disk(window, take_with_file, monkeypatch: pytest.Monk
 def test_save_as_sidecar_failure_is_one_sentence(window, take_with_file,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     import engines.delivery.deliver as deliver
-    from engines.failures import sentence
+    from engines.error_sentences import sentence
 
     take, target, _ = take_with_file
     failure = OSError(errno.ENOSPC, "No space left on device")
@@ -192,7 +192,7 @@ def test_save_as_sidecar_failure_is_one_sentence(window, take_with_file,
 
     monkeypatch.setattr(deliver, "write_json_temp", full_disk)
     assert window.studio.export_controller.save_take(take, target) is None
-    from engines.failures import shown as quoted
+    from engines.error_sentences import shown as quoted
 
     said(window, sentence(f"Could not write {quoted(target.with_suffix('.json'))}", failure,
                           "no file was changed; choose another place or make room there"))
@@ -200,7 +200,7 @@ def test_save_as_sidecar_failure_is_one_sentence(window, take_with_file,
 
 
 def test_drag_into_an_unwritable_takes_folder(window, qtbot, home: Path) -> None:
-    from engines.failures import sentence
+    from engines.error_sentences import sentence
 
     generate(qtbot, window, "bell", seconds=0.5, seed=3)
     takes = window.studio.export_controller.takes_dir()
@@ -286,7 +286,7 @@ def test_delete_on_a_read_only_library_keeps_the_take(window, qtbot, home: Path)
 
 
 def test_a_raw_sqlite_error_is_put_into_words(window, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engines.failures import sentence
+    from engines.error_sentences import sentence
 
     failure = sqlite3.OperationalError("database or disk is full")
 
@@ -345,7 +345,7 @@ def test_a_settings_file_damaged_later_is_said_by_the_models_dialog(
 def test_adding_a_models_folder_that_cannot_be_saved(window, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import engines.settings as settings
-    from engines.failures import sentence
+    from engines.error_sentences import sentence
 
     folder = tmp_path / "official"
     folder.mkdir()

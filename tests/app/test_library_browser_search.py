@@ -16,7 +16,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QAction, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication
 
-import engines.similarity.search as search_module
+import engines.store.sound_search as search_module
 from app.library.table import MATCH
 from tests.app.test_gui import WAIT_MS, generate
 from tests.browser_support import FULL_HD, fresh_home, open_window, show_at

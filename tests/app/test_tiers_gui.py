@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 
-from app.common.take import Take
+from app.common.session_take import Take
 from engines.catalog import MODEL_SETS
 from engines.catalog.tier_choice import codec_tier_options
 from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO

@@ -21,10 +21,10 @@ from engines.audio_io import (
     pcm16_from_int32,
     read_audio,
 )
+from engines.audio_io.formats import FORMATS as WRITE_FORMATS
+from engines.audio_io.formats import format_for_path
 from engines.constants import SAMPLE_RATE
 from engines.delivery import writer as writer_module
-from engines.delivery.formats import FORMATS as WRITE_FORMATS
-from engines.delivery.formats import format_for_path
 from engines.delivery.writer import write_audio
 from engines.errors import AudioFileError
 

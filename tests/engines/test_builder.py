@@ -11,8 +11,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from engines.backends.tensorrt.engine import TrtEngine
-from engines.backends.tensorrt.version import UnsupportedTensorRTError
 from engines.catalog import Catalog
+from engines.catalog.tensorrt_version import UnsupportedTensorRTError
 from engines.errors import BackendError, CancelledError, ModelUnavailableError, RequestError
 from engines.gpu import GpuInfo
 from engines.models.build_plan import BuildSpec, default_profiles, plan_builds

@@ -38,11 +38,11 @@ def framed(before_s: float, sound: np.ndarray, after_s: float,
 
 
 def has_delivery_resample() -> bool:
-    if importlib.util.find_spec("engines.finish.delivery") is None:
+    if importlib.util.find_spec("engines.finish.output_format") is None:
         return False
-    from engines.finish import delivery
+    from engines.finish import output_format
 
-    return hasattr(delivery, "resample")
+    return hasattr(output_format, "resample")
 
 
 # -------------------------------------------------------------------------------------------
@@ -256,7 +256,7 @@ def test_loop_skips_trim_and_fades_and_reduces():
 
 def test_loop_at_48k_is_resampled_circularly():
     if not has_delivery_resample():
-        pytest.skip("engines.finish.delivery.resample is not there yet")
+        pytest.skip("engines.finish.output_format.resample is not there yet")
     period = 4 * 4096
     t = np.arange(period) / period
     sig = 0.4 * np.sin(2 * np.pi * 37 * t) + 0.2 * np.sin(2 * np.pi * 401 * t)  # whole cycles

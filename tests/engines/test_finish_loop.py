@@ -11,7 +11,6 @@ from engines.audio_io import float_from_pcm16
 from engines.catalog import Catalog
 from engines.constants import SAMPLE_RATE, SAMPLES_PER_LATENT
 from engines.errors import RequestError
-from engines.finish.delivery import resample
 from engines.finish.loop import (
     LoopPlan,
     assemble_loop,
@@ -22,6 +21,7 @@ from engines.finish.loop import (
     seam_test,
 )
 from engines.finish.loop_plan import unsteady_edges
+from engines.finish.output_format import resample
 from engines.generator import Generator
 from engines.request import GenerationRequest
 from engines.sampling import span_to_latents

@@ -1,5 +1,6 @@
-"""Delivery: circular resampling, mono fold-down, TPDF dither, and every file format read back
-by soundfile (audio), wavinfo (smpl) and our Vorbis comment reader (loop tags)."""
+"""Output format (engines.finish.output_format): circular resampling, mono fold-down, TPDF
+dither, and every file format read back by soundfile (audio), wavinfo (smpl) and our Vorbis
+comment reader (loop tags)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ import wavinfo
 from engines.delivery import riff
 from engines.delivery.writer import FileTags, write_audio
 from engines.errors import AudioFileError
-from engines.finish import delivery, vorbis_comments
-from engines.finish.delivery import (
+from engines.finish import output_format, vorbis_comments
+from engines.finish.output_format import (
     delivery_tags,
     fold_to_mono,
     read_loop_tags,
@@ -69,7 +70,7 @@ def test_circular_resampling_keeps_the_period_exactly(frames: int) -> None:
     assert out.shape == (m, 2) and out.dtype == np.float32 and out.flags.c_contiguous
     # The cut starts at round(pad * M / N): exact for 44100 frames (whole 147-frame steps),
     # up to half a sample late otherwise.
-    pad = delivery.circular_pad_frames(frames, m)
+    pad = output_format.circular_pad_frames(frames, m)
     delay = round(pad * m / frames) - pad * m / frames
     assert (delay == 0) == (frames == 44100)
     t = (np.arange(m) + delay) / m

@@ -19,8 +19,8 @@ import soundfile as sf
 import wavinfo
 
 import main as entry
+from engines.finish.finished_take import finish_take
 from engines.finish.settings import FinishSettings
-from engines.finish.take import finish_take
 from engines.store import opening, schema
 from engines.store.library import ClipLibrary, ExportOptions, LibraryError
 from tests.engines.test_library import engine_files_in, make_result

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from engines.delivery.delivery_take import Labels, from_audio
 from engines.delivery.names import (
     FALLBACK_NAME,
     numbered_stem,
     render_name,
     take_stem,
 )
-from engines.delivery.take import Labels, from_audio
 from engines.delivery.ucs import FX_NAME_MAX
 from engines.store.export_plan import ExportOptions
 from engines.store.library import ClipLibrary

@@ -14,9 +14,9 @@ from scipy import signal
 
 from engines.finish import loudness
 from engines.finish.chain import finish
+from engines.finish.finished_take import FinishedTake, describe
 from engines.finish.presets import BUILTIN_PRESETS
 from engines.finish.settings import FinishSettings
-from engines.finish.take import FinishedTake, describe
 
 # ITU-R BS.1770-4, tables 1 and 2: the K-weighting stages at 48 kHz.
 SHELF_B = [1.53512485958697, -2.69169618940638, 1.19839281085285]

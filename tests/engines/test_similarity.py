@@ -15,13 +15,13 @@ from engines.catalog import Catalog
 from engines.errors import AudioFileError
 from engines.generator import Generator
 from engines.request import GenerationRequest
-from engines.similarity.backfill import embed_missing
 from engines.similarity.embedding import EMBEDDING_DIM, LATENT_DIMS, take_embedding
 from engines.similarity.encoding import LatentEncoders
 from engines.similarity.index import EmbeddingIndex
-from engines.similarity.search import similar_takes, similar_to_file
 from engines.similarity.stored import BLOB_BYTES, from_blobs, to_blob
+from engines.store.embedding_backfill import embed_missing
 from engines.store.library import ClipLibrary, LibraryError
+from engines.store.sound_search import similar_takes, similar_to_file
 
 PROMPTS = ("rain on a tin roof", "laser blast, sci-fi", "church bell ringing",
            "footsteps on gravel")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
+from engines.delivery.delivery_take import from_record
 from engines.delivery.names import DEFAULT_TEMPLATE, take_stem
-from engines.delivery.take import from_record
-from engines.similarity.search import similar_takes
 from engines.store.library import ClipLibrary
+from engines.store.sound_search import similar_takes
 from tests.engines.test_library import engine_files_in, make_result
 
 

@@ -98,8 +98,8 @@ def test_publishing_twice_is_one_entry_with_every_file_in_the_store(team_server,
 
 
 def test_a_finished_take_brings_its_finished_file(team_db, local, tmp_path):
+    from engines.finish.finished_take import finish_take
     from engines.finish.settings import FinishSettings
-    from engines.finish.take import finish_take
 
     library, files = local
     take = add_take(library, files, "door slam", 3, "tone:300", seconds=1.0)

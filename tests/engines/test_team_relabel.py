@@ -18,8 +18,8 @@ import psycopg
 import pytest
 import wavinfo
 
+from engines.finish.finished_take import finish_take
 from engines.finish.settings import FinishSettings
-from engines.finish.take import finish_take
 from engines.store.library import ClipLibrary
 from engines.team import migrations
 from engines.team.connection import parse_line

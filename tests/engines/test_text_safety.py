@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from engines.failures import printable
+from engines.error_sentences import printable
 from engines.text_display import looks_blank, terminal_json, terminal_text
 from engines.text_files import (
     TextFileError,

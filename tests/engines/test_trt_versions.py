@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 import main as entry
-from engines.backends.tensorrt import version
-from engines.backends.tensorrt.version import (
+from engines.catalog import Catalog
+from engines.catalog import tensorrt_version as version
+from engines.catalog.tensorrt_version import (
     PUBLISHED_ENGINES_TENSORRT,
     UnsupportedTensorRTError,
     engine_tensorrt_version,
@@ -22,7 +23,6 @@ from engines.backends.tensorrt.version import (
     same_release,
     unsupported_reason,
 )
-from engines.catalog import Catalog
 from engines.cli.words import say
 from engines.errors import BackendError
 from engines.gpu import GpuInfo

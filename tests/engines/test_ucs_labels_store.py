@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import wavinfo
 
-from engines.delivery.take import Labels
+from engines.delivery.delivery_take import Labels
 from engines.store.export_plan import ExportOptions
 from engines.store.library import ClipLibrary
 from engines.team.bundle import bundle_take

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from engines import demo, noise
+from engines.backends.eager_pipeline import run_pipeline
 from engines.catalog import EngineFiles
 from engines.errors import BackendError
-from engines.pipeline import run_pipeline
 from engines.request import GenerationRequest, validate_request
 from engines.tokenizer import PromptTokenizer
 

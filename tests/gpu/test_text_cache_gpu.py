@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from engines import demo
+from engines.backends.eager_pipeline import run_pipeline
 from engines.backends.tensorrt.backend import TensorRTBackend
 from engines.backends.tensorrt.device_text_cache import DeviceTextCache
 from engines.catalog import EngineFiles
 from engines.cuda.api import ensure_context
-from engines.pipeline import run_pipeline
 from engines.request import GenerationRequest, validate_request
 from engines.tokenizer import PromptTokenizer
 from tests.gpu_doubles import CpuTwins, load_module, make_runners

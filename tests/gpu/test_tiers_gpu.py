@@ -82,7 +82,7 @@ def _gpu_request(mode: str = "t2a", **extra):
 @pytest.mark.parametrize("mode", ["t2a", "inpaint"])
 def test_tensorrt_tier_switch_keeps_the_dit_and_the_other_tiers_graph(
         trt_files, gpu_module, tmp_path, mode) -> None:
-    from engines.pipeline import run_pipeline
+    from engines.backends.eager_pipeline import run_pipeline
     from engines.tokenizer import PromptTokenizer
     from tests.gpu_doubles import CpuTwins
 

@@ -1,7 +1,7 @@
 """The CUDA C source of the sampler kernels (engines.backends.tensorrt.kernels compiles it with
 NVRTC and launches it). Each kernel mirrors a function of `engines.sampling`, `engines.noise` or
-`engines.pipeline`, the numpy reference, and is compiled with --fmad=false so it rounds as numpy
-does.
+`engines.backends.eager_pipeline`, the numpy reference, and is compiled with --fmad=false so it
+rounds as numpy does.
 """
 
 from __future__ import annotations
@@ -238,7 +238,8 @@ extern "C" __global__ void float_to_pcm(short* out, const float* audio, long lon
     }
 }
 
-// Inpainting keeps the user's audio outside the spans (engines.pipeline.paste_original).
+// Inpainting keeps the user's audio outside the spans
+// (engines.backends.eager_pipeline.paste_original).
 // `bounds` holds, for each regenerated latent, the [start, end) of its span in latents, made on
 // the host from the keep mask (kernels.span_bounds): each sample then costs O(1), not
 // a walk over its span. Indices fit in int: at most 4096 * 4096 frames of 2 channels.

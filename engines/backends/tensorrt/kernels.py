@@ -1,10 +1,10 @@
 """The sampler's arithmetic as small NVRTC kernels (source in kernel_source.py), launched on the
 pipeline's stream.
 
-Each kernel mirrors a function of `engines.sampling`, `engines.noise` or `engines.pipeline`
-(the numpy reference) and is compiled with --fmad=false so it rounds like numpy does. Values
-that change between generations (seed, sigmas, cfg, apg, limiter ceiling, seconds) are read
-from device memory, so a captured graph stays valid when they change.
+Each kernel mirrors a function of `engines.sampling`, `engines.noise` or
+`engines.backends.eager_pipeline` (the numpy reference) and is compiled with --fmad=false so it
+rounds like numpy does. Values that change between generations (seed, sigmas, cfg, apg, limiter
+ceiling, seconds) are read from device memory, so a captured graph stays valid when they change.
 """
 
 from __future__ import annotations

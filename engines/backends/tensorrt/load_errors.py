@@ -1,7 +1,8 @@
 """Why TensorRT could not deserialize an engine, told as one sentence a user can act on.
 
 Pure text work on the lines TensorRT logged (no tensorrt import), so every wording is testable
-without a GPU; tests/engines/test_load_errors.py cites where each wording was seen. The reasons are tried
+without a GPU; tests/engines/test_load_errors.py cites where each wording was seen. The reasons
+are tried
 in a fixed order because TensorRT's lines mention more than their cause: an out-of-memory line
 comes from `safeDeserialize.cpp`, a driver line says "driver version", and the JIT plugin engines
 also fail with a generic "Serialization assertion ... failed".

@@ -15,7 +15,7 @@ from collections import deque
 from typing import Any
 
 from engines.backends.tensorrt.engine_error import EngineError
-from engines.backends.tensorrt.version import require_supported
+from engines.catalog.tensorrt_version import require_supported
 from engines.lazy import lazy_import, real_module
 
 log = logging.getLogger(__name__)
