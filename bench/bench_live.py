@@ -135,10 +135,12 @@ class ChangeLog:
             return serial
 
         live.scheduler.submit = logged
-        worker.liveRendered.connect(self._outcome)  # direct: on the worker thread
+        worker.progress.connect(self._outcome)  # direct: on the worker thread
 
-    def _outcome(self, outcome) -> None:
-        self.fate[outcome.job.serial] = outcome.kind
+    def _outcome(self, progress) -> None:
+        outcome = progress.value
+        if progress.key.kind == "live" and hasattr(outcome, "job"):
+            self.fate[outcome.job.serial] = outcome.kind
 
     def clear(self) -> None:
         self.changed_at.clear()

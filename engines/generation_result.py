@@ -35,9 +35,9 @@ class GenerationResult:
 
     @property
     def codec_tier(self) -> str:
-        """The codec tier whose decoder made this audio (files.decoder_tier): the tier actually
+        """The codec tier whose decoder made this audio (files.codec_tier): the tier actually
         used, whether asked for or picked by the default rule."""
-        return getattr(self.files, "decoder_tier", "") or ""
+        return getattr(self.files, "codec_tier", "") or ""
 
     @property
     def seconds(self) -> float:

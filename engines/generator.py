@@ -63,7 +63,7 @@ class Generator:
 
     def resolve(self, req: ValidatedRequest, backend: str = "auto") -> Availability:
         return self.catalog.require(req.model, req.decoder, req.precision, backend,
-                                    need_encoder=req.mode != "t2a", tier=req.codec_tier)
+                                    need_encoder=req.mode != "t2a", codec_tier=req.codec_tier)
 
     def generate(self, request: GenerationRequest, progress: ProgressFn | None = None,
                  cancel: CancelFn | None = None) -> GenerationResult:
@@ -92,21 +92,21 @@ class Generator:
         if latents is None or getattr(latents, "size", 0) == 0:
             raise RequestError("This take has no latents to decode again (only takes made in "
                                "this session keep them); generate it again to compare tiers.")
-        tier_key = normalize_tier(tier, req.decoder)
+        codec_tier = normalize_tier(tier, req.decoder)
         if cancel is not None and cancel():
             raise CancelledError()
         availability = self.catalog.require(req.model, req.decoder, req.precision,
-                                            result.backend, tier=tier_key)
+                                            result.backend, codec_tier=codec_tier)
         backend = self._backend_for(availability)
         pcm, decode_ms = backend.decode_latents(latents, req, availability.files)
         source = result.files
         compared = GenerationResult(
             pcm=pcm, latents=latents, step_latents=result.step_latents, seed=result.seed,
             timings_ms={"decode": decode_ms, "total": decode_ms}, backend=result.backend,
-            request=dataclasses.replace(req, codec_tier=tier_key), files=availability.files,
+            request=dataclasses.replace(req, codec_tier=codec_tier), files=availability.files,
             warnings=list(availability.notes), sample_rate=result.sample_rate,
             details={"decode_only": True,
-                     "decoded_from": {"tier": getattr(source, "decoder_tier", None),
+                     "decoded_from": {"tier": getattr(source, "codec_tier", None),
                                       "decoder": path_text(source.decoder) if source else None}})
         compared.quality = take_quality(pcm)
         return compared

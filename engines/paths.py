@@ -19,6 +19,7 @@ import platformdirs
 
 from engines.error_sentences import os_reason, printable
 from engines.errors import StudioError
+from engines.private_files import PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, make_private
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +28,6 @@ APP_NAME = "SA3 Studio"
 LOG_FILE_NAME = "sa3-studio.log"
 LOG_FILE_BYTES = 1_000_000
 LOG_FILE_BACKUPS = 3
-PRIVATE_FOLDER_MODE = 0o700
-PRIVATE_FILE_MODE = 0o600
 
 _REPO_ROOT = Path(__file__).resolve().parent.parent
 # resources/ as installed (pyproject's package-dir maps the folder to this package name)
@@ -98,18 +97,8 @@ def logs_dir() -> Path:
     """Log files; tracebacks end up here, never in front of the user. Private (0700): a log
     may say more about the user's work than anyone else on this computer should read."""
     folder = _subdir("logs")
-    _make_private(folder, PRIVATE_FOLDER_MODE)
+    make_private(folder, PRIVATE_FOLDER_MODE)  # an older release made it 0755
     return folder
-
-
-def _make_private(path: Path, mode: int) -> None:
-    """`path` (ours) without rights for group and others; an older release made it 0755."""
-    try:
-        info = path.stat()
-        if info.st_mode & 0o077 and info.st_uid == os.geteuid():
-            path.chmod(mode)
-    except (OSError, AttributeError):  # AttributeError: no geteuid (Windows has no modes)
-        log.debug("could not make %s private", path, exc_info=True)
 
 
 class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
@@ -119,7 +108,7 @@ class PrivateRotatingFileHandler(logging.handlers.RotatingFileHandler):
     def _open(self):  # noqa: ANN202 - the stream type logging.FileHandler._open returns
         fd = os.open(self.baseFilename, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
         try:
-            _make_private(Path(self.baseFilename), PRIVATE_FILE_MODE)
+            make_private(Path(self.baseFilename), PRIVATE_FILE_MODE)
             return open(fd, self.mode, encoding=self.encoding, errors=self.errors)  # noqa: SIM115
         except BaseException:
             os.close(fd)

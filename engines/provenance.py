@@ -11,6 +11,17 @@ from engines.catalog import get_model_set
 from engines.catalog.tiers import CODEC_INFO, PRECISION_INFO
 from engines.error_sentences import path_text
 
+# The key under which a take's provenance, its sidecar and its embedded note keep the codec tier
+# that made the audio (a file format: old files carry it). The request's own `codec_tier` beside
+# it is what was asked for (None: the default rule); this is what ran.
+CODEC_TIER_KEY = "decoder_tier"
+
+
+def codec_tier_of(entry: dict) -> str:
+    """The codec tier that made a take, read from its provenance, sidecar or embedded note
+    ("" where none is recorded)."""
+    return str(entry.get(CODEC_TIER_KEY) or "")
+
 _HASH_CHUNK = 1 << 20
 
 
@@ -54,8 +65,8 @@ def take_provenance(result, init_audio: Path | str | dict | None = None) -> dict
         },
         "seed": result.seed,
         "backend": result.backend,
-        "decoder_tier": files.decoder_tier,  # the codec tier whose files made the audio
-        "tiers": tier_entry(req.precision, req.decoder, files.decoder_tier),
+        CODEC_TIER_KEY: files.codec_tier,
+        "tiers": tier_entry(req.precision, req.decoder, files.codec_tier),
         "model_files": [e for e in entries if e is not None],
         "timings_ms": {k: round(v, 3) for k, v in result.timings_ms.items()},
         "warnings": result.warnings,

@@ -19,11 +19,11 @@ from typing import Any
 
 from engines.error_sentences import os_reason, printable
 from engines.number_text import json_loads
+from engines.private_files import PRIVATE_FILE_MODE, make_private, write_private_text
 
 log = logging.getLogger(__name__)
 
 SETTINGS_FILE = "settings.json"
-SETTINGS_MODE = 0o600  # readable by its owner alone
 
 _notices: list[str] = []
 _lock = threading.Lock()
@@ -71,18 +71,8 @@ def read_settings(data_dir: Path) -> dict[str, Any]:
         return _set_aside(path, "it nests JSON too deeply")
     if not isinstance(data, dict):
         return _set_aside(path, f"it holds a JSON {type(data).__name__}, not an object")
-    _keep_private(path)
+    make_private(path, PRIVATE_FILE_MODE)  # an older release wrote it readable by others
     return data
-
-
-def _keep_private(path: Path) -> None:
-    """A settings file an older release wrote readable by others (0644) becomes 0600."""
-    try:
-        info = path.stat()
-        if info.st_mode & 0o077 and info.st_uid == os.geteuid():
-            path.chmod(SETTINGS_MODE)
-    except (OSError, AttributeError):  # AttributeError: no geteuid (Windows has no modes)
-        log.info("could not make %s private", path, exc_info=True)
 
 
 def _set_aside(path: Path, why: str) -> dict[str, Any]:
@@ -100,7 +90,7 @@ def _set_aside(path: Path, why: str) -> dict[str, Any]:
                 f"aside ({happened}); defaults are used until you move it away.")
         return {}
     if aside.is_file():  # the copy may hold the team's publisher line: for the user alone
-        _keep_private(aside)
+        make_private(aside, PRIVATE_FILE_MODE)
     _notice(f"The settings file was damaged ({why}); it was kept as {printable(aside)} and "
             "defaults are used.")
     return {}
@@ -112,17 +102,5 @@ def update_settings(data_dir: Path, changes: dict[str, Any]) -> None:
     path = settings_path(data_dir)
     data = read_settings(data_dir)
     data.update(changes)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    try:
-        # 0600 from the moment the file exists: it may hold the team's publisher line (a
-        # password), which no other user of this computer may ever read
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, SETTINGS_MODE)
-        os.fchmod(fd, SETTINGS_MODE)  # a leftover temp file keeps its old mode through O_CREAT
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        os.replace(temp, path)
-    finally:
-        try:
-            temp.unlink(missing_ok=True)
-        except OSError:
-            log.warning("could not remove %s", temp, exc_info=True)
+    # private: it may hold the team's publisher line (a password)
+    write_private_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

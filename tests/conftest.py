@@ -95,6 +95,21 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
+@pytest.fixture(scope="session")
+def team_server():
+    """The session's real PostgreSQL (tests.team_support.SharedServer), started on first use
+    and stopped when the tests end; skips the test where PostgreSQL cannot be started here."""
+    from tests.team_support import shared_server
+
+    return shared_server()
+
+
+@pytest.fixture
+def team_db(team_server):
+    """A fresh team library (a database of its own) on the session's server: its TeamSetup."""
+    return team_server.database()
+
+
 @pytest.fixture
 def window(qtbot):
     """The real window on the demo set (tests/app gives each test a data folder of its own)."""

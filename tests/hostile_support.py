@@ -707,6 +707,21 @@ def run_case(case: Case, ctx: Ctx) -> tuple[Result, list[str]]:
     return result, problems
 
 
+def judge_case(case: Case, templates: Templates, tmp_path: Path) -> None:
+    """Run `case` in a world of its own under `tmp_path` and fail with every problem found.
+    A passing case's tree is removed (each copies the demo set, 7 MB); a failing one's kept."""
+    ctx = Ctx(tmp_path, templates)
+    try:
+        result, problems = run_case(case, ctx)
+    finally:
+        ctx.cleanup()
+    print(f"[{case.id}] exit {result.rc} in {result.seconds:.1f} s: {result.excerpt(600)}")
+    if not problems:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+    assert not problems, (f"[{case.id}] exit {result.rc}: " + "; ".join(problems)
+                          + f"\n  output: {result.excerpt()}")
+
+
 # --------------------------------------------------------------------------------------------
 # Extra checks used by several cases
 

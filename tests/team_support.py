@@ -65,9 +65,9 @@ _shared: list[SharedServer] = []
 
 
 def shared_server() -> SharedServer:
-    """The session's server, started on first use and stopped when the tests end. Test
-    modules wrap it in a fixture of their own (a fixture imported into several modules would
-    be instantiated once per module)."""
+    """The session's server, started on first use and stopped when the tests end. Tests ask
+    for it as the `team_server` fixture of tests/conftest.py (a fixture defined here and
+    imported into several modules would be instantiated once per module)."""
     require_postgres()
     if not _shared:
         _shared.append(SharedServer(server_folder()))
@@ -101,6 +101,14 @@ def connection_of(setup: TeamSetup) -> TeamConnection:
     return parse_line(setup.publisher_line)
 
 
+def rows(conninfo: str, sql: str, params: tuple | None = None) -> list[tuple]:
+    """What `sql` returns through a connection of the test's own (e.g. the admin's), to see
+    what reached the server without going through the code under test."""
+    import psycopg  # only once require_postgres has skipped where it is missing
+
+    with psycopg.connect(conninfo) as conn:
+        return conn.execute(sql, params).fetchall()
+
 # ---- local takes ---------------------------------------------------------------------------
 
 
@@ -111,7 +119,7 @@ def engine_files(folder: Path) -> EngineFiles:
         paths[role] = folder / f"{role}.onnx"
         if not paths[role].exists():
             paths[role].write_bytes(bytes([index]) * (500 + index))
-    return EngineFiles(format="onnx", decoder_tier="canonical", **paths)
+    return EngineFiles(format="onnx", codec_tier="canonical", **paths)
 
 
 def sound(kind: str, seconds: float, seed: int = 0) -> np.ndarray:

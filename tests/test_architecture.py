@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from engines.catalog.tables import MODEL_SETS, PRECISION_NAMES, TIER_NAMES
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("app", "engines")
 MAX_LINES = 400
@@ -364,3 +366,55 @@ def test_no_two_classes_share_a_name() -> None:
               if len(where) > 1 and name not in SHARED_CLASS_NAMES}
     assert not shared, "class names defined more than once (rename them to say what each is):\n" + \
         "\n".join(f"  {name}: {', '.join(where)}" for name, where in shared.items())
+
+
+def _restated_name_lists(tree: ast.AST) -> list[tuple[int, str, list[str]]]:
+    """Tuple, list and set literals holding two or more names of one catalog kind: a restated
+    model, codec tier or precision list (one name alone, as a default or an example, is fine)."""
+    kinds = {"model": set(MODEL_SETS), "codec tier": set(TIER_NAMES),
+             "precision": set(PRECISION_NAMES)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            texts = {e.value for e in node.elts if isinstance(e, ast.Constant)
+                     and isinstance(e.value, str)}
+            found += [(node.lineno, kind, sorted(texts & names))
+                      for kind, names in kinds.items() if len(texts & names) >= 2]
+    return found
+
+
+def test_the_model_tier_and_precision_lists_are_defined_once() -> None:
+    # Issue 33: the CLI restated the tier list and the model keys were literal in 9 files, so a
+    # new tier or model set had to be added in each (and one was always missed).
+    assert _restated_name_lists(ast.parse('MODELS = ("demo", "sm-sfx")\nTIERS = ["fp8", '
+                                          '"legacy"]\nP = {"fp16", "bf16"}')) != []
+    offenders = [
+        f"{module}:{line}: a {kind} list {names}"
+        for module, path in _sources().items() if not module.startswith("engines.catalog")
+        for line, kind, names in _restated_name_lists(ast.parse(path.read_text("utf-8")))
+    ]
+    assert not offenders, ("lists of catalog names restated outside engines/catalog (take them "
+                           "from engines.catalog.tables):\n" + "\n".join(offenders))
+
+
+def test_one_gpu_job_entry_point() -> None:
+    """GPU work goes in as one job type by one submit and comes back by one outcome signal (plus
+    one progress signal): no submit_* side doors, no per-kind signals to keep in step."""
+    from PySide6.QtCore import Signal
+
+    from app.common.gpu_service import GpuService
+    from app.common.worker import GpuWorker, WorkerHost
+
+    for cls in (GpuService, GpuWorker, WorkerHost):
+        signals = sorted(name for name, value in vars(cls).items() if isinstance(value, Signal))
+        submits = sorted(name for name in vars(cls) if name.startswith("submit"))
+        assert signals in (["outcome", "progress"], ["shutdownRequested", "submitted"]), (
+            cls.__name__, signals)
+        assert submits in ([], ["submit"], ["submit", "submitted"]), (cls.__name__, submits)
+    side_doors = [
+        f"{module}: {node.attr}" for module, path in _sources().items()
+        if module.startswith("app.")
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr.startswith("submit_")]
+    assert not side_doors, "GPU work goes through GpuService.submit(job):\n" + "\n".join(
+        side_doors)

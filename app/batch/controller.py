@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.batch.progress import ListProgress
 from app.common.displaydata import for_result
+from app.common.gpu_jobs import LIST, list_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
@@ -54,15 +55,14 @@ class BatchController(QObject):
         self.session = session
         self.gpu = gpu
         self.dialog = None
-        self.job_id: int | None = None
+        self.job_id = None  # the sound list's GPU job key while it renders
         self.problems: list[str] = []  # this run's bad rows and failed takes, one sentence each
         self.takes: list[Take] = []  # this run's takes, as added to the session
         self._last = ("", "", None)  # the dialog opens with the last values (None: default)
         self._refresh = QTimer(self, singleShot=True, interval=LIBRARY_REFRESH_MS)
         self._refresh.timeout.connect(self.libraryChanged)
         progress.cancel_button.clicked.connect(self.cancel)
-        gpu.worker.listDone.connect(self._list_done)
-        gpu.worker.listFailed.connect(self._list_failed)
+        gpu.outcome.connect(self._list_outcome)
         self._said.connect(self._show_said)
         self._started.connect(self._take_started)
         self._done.connect(self._take_done)
@@ -116,9 +116,8 @@ class BatchController(QObject):
             self.notifier.status("A sound list is already rendering; wait for it or press "
                                  "Cancel list.")
             return False
-        if self.gpu.running:
-            self.notifier.status("A generation is running; wait for it (or press Cancel), "
-                                 "then render the list.")
+        if self.gpu.busy:
+            self.notifier.status(f"{self.gpu.refusal()} Then render the list.")
             return False
         request = ListRequest(Path(list_path), Path(out_dir), template or DEFAULT_TEMPLATE,
                               keep_in_library, force)
@@ -131,8 +130,8 @@ class BatchController(QObject):
             self.notifier.error(str(exc))
             return False
         self.problems, self.takes = [], []
-        self.job_id = self.gpu.submit_list(partial(self._run, render_list, request,
-                                                   display=for_result))
+        self.job_id = self.gpu.submit(list_job(partial(self._run, render_list, request,
+                                                       display=for_result)))
         self._show_running(True)
         self.notifier.status(f"Reading the sound list {shown(request.list_path)}...")
         return True
@@ -144,7 +143,7 @@ class BatchController(QObject):
 
     def cancel(self) -> None:
         """Stop after the current take; the manifest stays valid and a rerun continues."""
-        if self.running and self.gpu.cancel_list():
+        if self.running and self.gpu.cancel(LIST):
             self.progress.cancel_button.setEnabled(False)
             self.notifier.status("Stopping the sound list after the current take...")
 
@@ -185,18 +184,20 @@ class BatchController(QObject):
         if made.library_id is not None and not self._refresh.isActive():
             self._refresh.start()
 
-    def _list_done(self, job_id: int, summary: BatchSummary) -> None:
-        if job_id != self.job_id:
+    def _list_outcome(self, outcome) -> None:
+        if outcome.key != self.job_id:
             return
+        if outcome.error is not None:
+            self._list_failed(str(outcome.error))
+            return
+        summary = outcome.value
         self._finish()
         self.notifier.notices([_summary(summary), *self._problem_lines()])
         if summary.manifest_error:
             self.notifier.error(summary.manifest_error)
         self.listFinished.emit(summary)
 
-    def _list_failed(self, job_id: int, message: str) -> None:
-        if job_id != self.job_id:
-            return
+    def _list_failed(self, message: str) -> None:
         self._finish()
         self.notifier.error(message)
         self.listFinished.emit(None)
@@ -226,7 +227,7 @@ class BatchController(QObject):
 
     def shutdown(self) -> None:
         if self.running:
-            self.gpu.cancel_list()
+            self.gpu.cancel(LIST)
 
 
 class _Relay:

@@ -1,140 +1,83 @@
 """The one GPU worker: a QObject on a dedicated QThread that owns the Generator (and with it
 every CUDA/TensorRT or ONNX Runtime object) for its whole life.
 
-Requests arrive by queued signal; results go back as GenerationResult objects whose arrays are
-owned copies. Cancel is a thread-safe flag the engines check between steps. Heavy per-take
-display data (waveform peak pyramid, spectrogram) is computed here too, so the GUI thread
-only draws. Model loops (engines.finish.loop) run here as well: they regenerate a seam with
-the same Generator, so they queue behind (and never beside) the takes being generated; so do
-live audition's renders (engines.live: one at a time, the newest change wins).
+Work arrives as one job type (GpuJob: a function run here with a JobContext) through one queued
+signal, and goes back as one outcome signal carrying JobOutcome(key, value, error) - the shape
+of superqt's worker and our background_jobs. Takes, loops, sound lists, live renders, engine
+builds and the self-test are all such jobs (app.common.gpu_jobs builds them), so they queue
+behind, never beside, each other. What a job reports while it runs (a step, a finished take of
+a batch, a live render) goes back by the one progress signal. Cancel is a thread-safe flag the
+engines check between steps.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from app.common.background_jobs import JobOutcome
 from app.common.notifier import user_sentence
 from app.common.threads import stop_thread
-from engines.audio_io import float_from_pcm16
 from engines.errors import CancelledError, StudioError
-from engines.finish.loop import make_loop
-from engines.live.worker import serve_pending
-from engines.request import MAX_SEED, GenerationRequest
-
-if TYPE_CHECKING:
-    from engines.generation_result import GenerationResult
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Job:
-    """One take to generate; `index`/`total` place it in its batch (variations)."""
+@dataclass(frozen=True)
+class JobKey:
+    """Names one submitted job in its progress and outcome: its kind and its number."""
 
-    request: GenerationRequest
-    index: int = 0
-    total: int = 1
-    label: str = ""
-    replace_id: int | None = None  # library row whose missing audio this take restores
-    parent_id: int | None = None  # library row of the init audio (lineage)
-    init_source: str | None = None  # the init audio's original file, if imported
-    reroll_flagged: int = 0  # a take with quality flags is made again with a new seed, so often
-    from_live: bool = False  # kept from live audition, where it is already playing
+    kind: str  # app.common.gpu_jobs: BATCH, LOOP, LIST, LIVE, KEEP, TASK
+    number: int
 
 
 @dataclass
-class Batch:
-    batch_id: int
-    jobs: list[Job] = field(default_factory=list)
+class JobProgress:
+    """Something a running job reports (a step, a finished take, a live render, a line)."""
+
+    key: JobKey
+    value: object
 
 
 @dataclass
-class GeneratedTake:
-    """What the GUI receives for one generated take (GpuWorker.takeReady)."""
+class Submitted:
+    """The first progress value of every job, sent by GpuService.submit on the GUI thread."""
 
-    batch_id: int
-    job: Job
-    result: GenerationResult
-    display: dict  # precomputed view data (see app.common.displaydata)
-    library_id: int | None = None  # its row in the sound library
-    library_error: str | None = None
-    rejected: list[tuple[int, list[str]]] = field(default_factory=list)  # (seed, flags) rerolled
+    payload: object
 
 
 @dataclass
-class Reroll:
-    """A flagged take of a batch is being made again with a new seed (said in the status)."""
+class JobContext:
+    """What a job's function may use on the worker thread."""
 
-    batch_id: int
-    index: int
-    total: int
-    seed: int  # the flagged take's seed
-    flags: list[str]
-    new_seed: int
-    attempt: int
-    limit: int
+    generator: Callable[[], object]  # the Generator, made on first use
+    report: Callable[[object], None]  # sends a JobProgress for this job
+    cancel: threading.Event
+    display: Callable[[object], dict] | None  # precomputed view data for a result
+    library: Callable[[], object] | None  # this thread's library connection, made on first use
 
 
 @dataclass
-class LoopJob:
-    """A model loop (engines.finish.loop.make_loop) run with the Generator this thread owns."""
+class GpuJob:
+    """One unit of GPU work: run(context) on the worker thread -> the outcome's value."""
 
-    job_id: int
-    audio: object  # float (N, 2) at 44.1 kHz: the raw take
-    request: object  # the take's request: the seam is regenerated with its prompt and settings
-    seam_s: float
-    seed: int | None = None  # the seam's seed (None: a new one); a stored chain names its seed
-
-
-@dataclass
-class ListJob:
-    """A sound list (app.batch.run) rendered with the Generator this thread owns:
-    fn(generator, cancel_event) -> summary; it reports each take through its own callbacks."""
-
-    job_id: int
-    fn: Callable
-
-
-@dataclass
-class LiveWork:
-    """Live audition (engines.live): what `scheduler` holds is rendered here, one change at a
-    time, by render(generator, change, cancel) with the Generator this thread owns."""
-
-    scheduler: object  # engines.live.scheduler.LiveScheduler
-    render: Callable
-
-
-@dataclass
-class Task:
-    """Other GPU work (engine builds, the self-test): fn(report, cancel_event) -> result."""
-
-    task_id: int
-    fn: Callable
-    label: str = ""
+    kind: str
+    run: Callable[[JobContext], object]
+    failure: str = "The GPU job failed"  # leads the sentence of an unexpected failure
+    cancelled: str = "Cancelled; nothing incomplete was kept."
+    exclusive: bool = False  # counts toward GpuService.busy (new exclusive work is refused)
+    clears_cancel: bool = True  # live renders stop by going stale, not by the cancel flag
+    payload: object = None  # what the submitter wants back with the outcome (ids, counts)
+    key: JobKey | None = None  # given by GpuService.submit
 
 
 class GpuWorker(QObject):
-    progress = Signal(int, int, int, str, int, int)  # batch, index, total, stage, done, steps
-    taskProgress = Signal(int, str)  # task, one line
-    taskDone = Signal(int, object)
-    taskFailed = Signal(int, str)
-    takeReady = Signal(object)  # GeneratedTake
-    failed = Signal(int, str)  # batch, one-sentence message
-    cancelled = Signal(int)
-    batchDone = Signal(int)
-    rerolled = Signal(object)  # Reroll
-    loopDone = Signal(int, object)  # job, engines.finish.loop.LoopResult
-    loopFailed = Signal(int, str)  # job, one sentence
-    listDone = Signal(int, object)  # list job, its summary (engines.batch.session.BatchSummary)
-    listFailed = Signal(int, str)  # list job, one sentence
-    liveRendered = Signal(object)  # engines.live.scheduler.LiveOutcome of a live render
+    progress = Signal(object)  # JobProgress
+    outcome = Signal(object)  # JobOutcome: value, or error as a StudioError worded for users
 
     def __init__(self, make_generator: Callable[[], object],
                  make_display: Callable[[object], dict] | None = None,
@@ -149,186 +92,53 @@ class GpuWorker(QObject):
 
     def generator(self):
         """The Generator, created on first use. Call it on this thread only: it owns every
-        engine object (a Task's fn may call it, since tasks run here too)."""
+        engine object."""
         if self._generator is None:
             self._generator = self._make_generator()
         return self._generator
 
+    def library(self):
+        if self._library is None and self._make_library is not None:
+            self._library = self._make_library()
+        return self._library
+
     @Slot(object)
-    def run_batch(self, batch: Batch) -> None:
+    def run(self, job: GpuJob) -> None:
+        """The one job runner: every failure becomes one sentence for the user (a
+        StudioError in the outcome), the traceback of a bug goes to the log."""
+        context = JobContext(self.generator, lambda value: self.progress.emit(
+            JobProgress(job.key, value)), self.cancel_flag, self._make_display,
+            self.library if self._make_library is not None else None)
         try:
-            self.generator()
-            for job in batch.jobs:
-                if self.cancel_flag.is_set():
-                    self.cancelled.emit(batch.batch_id)
-                    return
-
-                def report(stage: str, done: int, total: int, job=job) -> None:
-                    self.progress.emit(batch.batch_id, job.index, job.total, stage, done, total)
-
-                result, rejected = self._generate(batch.batch_id, job, report)
-                display = self._make_display(result) if self._make_display else {}
-                finished = GeneratedTake(batch.batch_id, job, result, display, rejected=rejected)
-                self._record(job, finished)
-                self.takeReady.emit(finished)
+            outcome = JobOutcome(job.key, value=job.run(context))
         except CancelledError:
-            self.cancelled.emit(batch.batch_id)
+            outcome = JobOutcome(job.key, error=CancelledError(job.cancelled))
         except StudioError as exc:
-            log.info("generation refused: %s", exc, exc_info=True)
-            self.failed.emit(batch.batch_id, str(exc))
-        except Exception as exc:  # a bug: one sentence for the user, the traceback to the log
-            log.exception("generation failed")
-            self.failed.emit(batch.batch_id, f"Generation failed unexpectedly ({type(exc).__name__}"
-                                             f": {exc}); details are in the log file.")
-        finally:
-            self.batchDone.emit(batch.batch_id)
-
-    def _generate(self, batch_id: int, job: Job, report) -> tuple[object, list]:
-        """One take of the batch; a flagged one (silence, clipping, ...) is replaced by a new
-        seed up to job.reroll_flagged times, the last one kept whatever its flags."""
-        result = self._generator.generate(job.request, report, self.cancel_flag.is_set)
-        rejected: list[tuple[int, list[str]]] = []
-        for attempt in range(1, job.reroll_flagged + 1):
-            if not result.quality or self.cancel_flag.is_set():
-                break
-            seed = secrets.randbelow(MAX_SEED + 1)
-            rejected.append((result.seed, list(result.quality)))
-            self.rerolled.emit(Reroll(batch_id, job.index, job.total, result.seed,
-                                      list(result.quality), seed, attempt, job.reroll_flagged))
-            result = self._generator.generate(replace(job.request, seed=seed), report,
-                                              self.cancel_flag.is_set)
-        return result, rejected
-
-    @Slot(object)
-    def run_loop(self, job: LoopJob) -> None:
-        """Make a seamless loop of a take by regenerating its seam with the model."""
-        try:
-            generator = self.generator()
-
-            def generate(request):
-                return float_from_pcm16(generator.generate(request, None,
-                                                           self.cancel_flag.is_set).pcm)
-
-            result = make_loop(job.audio, job.request, generate, seam_s=job.seam_s,
-                               seed=job.seed)
-        except CancelledError:
-            self.loopFailed.emit(job.job_id, "The loop was cancelled; the take is unchanged.")
-        except StudioError as exc:
-            log.info("loop refused: %s", exc, exc_info=True)
-            self.loopFailed.emit(job.job_id, str(exc))
-        except Exception as exc:  # noqa: BLE001 - one sentence for the user, details in the log
-            log.exception("making a loop failed")
-            self.loopFailed.emit(job.job_id, user_sentence("Could not make the loop", exc))
-        else:
-            self.loopDone.emit(job.job_id, result)
-
-    @Slot(object)
-    def run_list(self, job: ListJob) -> None:
-        """Render a sound list take by take with this thread's Generator; the cancel flag stops
-        it after the current take (the list's manifest stays valid)."""
-        try:
-            summary = job.fn(self.generator(), self.cancel_flag)
-        except StudioError as exc:
-            log.info("sound list refused: %s", exc, exc_info=True)
-            self.listFailed.emit(job.job_id, str(exc))
-        except Exception as exc:  # noqa: BLE001 - one sentence for the user, details in the log
-            log.exception("rendering a sound list failed")
-            self.listFailed.emit(job.job_id, user_sentence("Could not render the sound list",
-                                                           exc))
-        else:
-            self.listDone.emit(job.job_id, summary)
-
-    @Slot(object)
-    def run_live(self, work: LiveWork) -> None:
-        """Render what live audition has pending, newest first and one at a time (a render
-        that went stale meanwhile is dropped); each outcome goes back by liveRendered. A
-        failure is an outcome too (engines.live.worker), never an escape from this slot."""
-        serve_pending(work.scheduler,
-                      lambda change, cancel: work.render(self.generator(), change, cancel),
-                      self.liveRendered.emit)
-
-    @Slot(object)
-    def keep_take(self, finished: GeneratedTake) -> None:
-        """A take rendered already (live audition's Keep) joins the session and the library as
-        a generated one does: its display data, its library record from here, then takeReady."""
-        try:
-            if self._make_display is not None:
-                finished.display = self._make_display(finished.result)
-        except Exception:  # noqa: BLE001 - the views compute what is missing themselves
-            log.exception("preparing the kept take's views failed")
-        self._record(finished.job, finished)
-        self.takeReady.emit(finished)
-
-    @Slot(object)
-    def run_task(self, task: Task) -> None:
-        """Engine builds and the self-test also run here: CUDA/TensorRT objects live on this
-        thread only."""
-        try:
-            result = task.fn(lambda text: self.taskProgress.emit(task.task_id, str(text)),
-                             self.cancel_flag)
-        except CancelledError:
-            self.taskFailed.emit(task.task_id, "Cancelled; nothing incomplete was kept.")
-        except StudioError as exc:
-            log.info("task refused: %s", exc, exc_info=True)
-            self.taskFailed.emit(task.task_id, str(exc))
-        except Exception as exc:  # noqa: BLE001 - one sentence for the user, details in the log
-            log.info("task failed", exc_info=True)
-            self.taskFailed.emit(task.task_id, f"{task.label or 'The task'} failed unexpectedly "
-                                               f"({type(exc).__name__}: {exc}); details are in "
-                                               f"the log file.")
-        else:
-            self.taskDone.emit(task.task_id, result)
-
-    def _record(self, job: Job, finished: GeneratedTake) -> None:
-        """Keep the take in the library from this thread: writing the audio and hashing new
-        engine files (seconds for a GB engine, once) never stall the window."""
-        if self._make_library is None:
-            return
-        try:
-            if self._library is None:
-                self._library = self._make_library()
-            if job.replace_id is not None:
-                record = self._library.replace_audio(job.replace_id, finished.result)
-            else:
-                # Its number in the Variations it was made with: {n} and UCS numbering.
-                record = self._library.add(finished.result, parent_id=job.parent_id,
-                                           init_source=job.init_source,
-                                           variation=job.index + 1, variations=job.total)
-            finished.library_id = record.id
-        except StudioError as exc:
-            log.info("library refused the take: %s", exc, exc_info=True)
-            finished.library_error = str(exc)
-        except Exception as exc:  # noqa: BLE001 - the take itself is fine: keep it
-            log.exception("recording the take failed")
-            finished.library_error = user_sentence("Could not keep the take in the library",
-                                                   exc)
+            log.info("GPU job %s refused: %s", job.kind, exc, exc_info=True)
+            outcome = JobOutcome(job.key, error=exc)
+        except Exception as exc:  # noqa: BLE001 - the one safety net of GPU work: a bug
+            log.exception("GPU job %s failed", job.kind)
+            outcome = JobOutcome(job.key, error=StudioError(user_sentence(job.failure, exc)))
+        self.outcome.emit(outcome)
 
     @Slot()
     def shutdown(self) -> None:
         """Release engines on the thread that created them."""
-        if self._generator is not None:
+        for name in ("_generator", "_library"):
+            held = getattr(self, name)
+            if held is None:
+                continue
             try:
-                self._generator.close()
-            except Exception:  # noqa: BLE001 - shutting down; log and go on
-                log.exception("closing the generator failed")
-            self._generator = None
-        if self._library is not None:
-            try:
-                self._library.close()
-            except Exception:  # noqa: BLE001
-                log.exception("closing the worker's library connection failed")
-            self._library = None
+                held.close()
+            except Exception:  # noqa: BLE001 - shutting down: log and release the rest
+                log.exception("closing the worker's %s failed", name.strip("_"))
+            setattr(self, name, None)
 
 
 class WorkerHost(QObject):
-    """Owns the QThread; `submit(batch)` queues work, `stop()` shuts down cleanly."""
+    """Owns the QThread; `submit(job)` queues work, `stop()` shuts down cleanly."""
 
     submitted = Signal(object)
-    taskSubmitted = Signal(object)
-    loopSubmitted = Signal(object)
-    listSubmitted = Signal(object)
-    liveSubmitted = Signal(object)
-    keepSubmitted = Signal(object)
     shutdownRequested = Signal()
 
     def __init__(self, worker: GpuWorker, parent: QObject | None = None) -> None:
@@ -337,37 +147,14 @@ class WorkerHost(QObject):
         self.thread = QThread()
         self.thread.setObjectName("gpuWorkerThread")
         worker.moveToThread(self.thread)
-        self.submitted.connect(worker.run_batch)
-        self.taskSubmitted.connect(worker.run_task)
-        self.loopSubmitted.connect(worker.run_loop)
-        self.listSubmitted.connect(worker.run_list)
-        self.liveSubmitted.connect(worker.run_live)
-        self.keepSubmitted.connect(worker.keep_take)
+        self.submitted.connect(worker.run)
         self.shutdownRequested.connect(worker.shutdown)
         self.thread.start()
 
-    def submit(self, batch: Batch) -> None:
-        self.worker.cancel_flag.clear()
-        self.submitted.emit(batch)
-
-    def submit_task(self, task: Task) -> None:
-        self.worker.cancel_flag.clear()
-        self.taskSubmitted.emit(task)
-
-    def submit_loop(self, job: LoopJob) -> None:
-        self.worker.cancel_flag.clear()
-        self.loopSubmitted.emit(job)
-
-    def submit_list(self, job: ListJob) -> None:
-        self.worker.cancel_flag.clear()
-        self.listSubmitted.emit(job)
-
-    def submit_live(self, work: LiveWork) -> None:
-        # no cancel flag: a live render stops when its change goes stale (engines.live)
-        self.liveSubmitted.emit(work)
-
-    def keep(self, finished: GeneratedTake) -> None:
-        self.keepSubmitted.emit(finished)
+    def submit(self, job: GpuJob) -> None:
+        if job.clears_cancel:
+            self.worker.cancel_flag.clear()
+        self.submitted.emit(job)
 
     def cancel(self) -> None:
         self.worker.cancel_flag.set()

@@ -15,6 +15,7 @@ from functools import partial
 from PySide6.QtCore import QObject, Signal
 
 from app.common.background_jobs import BackgroundJobs, JobOutcome
+from app.common.gpu_jobs import loop_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier, user_sentence
 from app.common.session import TakeModel
@@ -48,9 +49,8 @@ class LoopMaker(QObject):
         self.library = library
         self.jobs = jobs
         self.making: dict[int, str] = {}  # take id -> "model" | "crossfade", while it runs
-        self._model_jobs: dict[int, tuple[int, float]] = {}  # worker job -> (take id, seam)
-        gpu.worker.loopDone.connect(self._model_done)
-        gpu.worker.loopFailed.connect(self._model_failed)
+        self._model_jobs: dict[object, tuple[int, float]] = {}  # GPU job -> (take id, seam)
+        gpu.outcome.connect(self._model_outcome)
         jobs.done.connect(self._crossfade_done)
 
     def request_for(self, take: Take):
@@ -85,8 +85,8 @@ class LoopMaker(QObject):
         audio = raw_audio(take.pcm)
         self.making[take.take_id] = method
         if method == "model":
-            job = self.gpu.submit_loop(audio, request, seam_s, seed)
-            self._model_jobs[job] = (take.take_id, seam_s)
+            key = self.gpu.submit(loop_job(audio, request, seam_s, seed))
+            self._model_jobs[key] = (take.take_id, seam_s)
             self.notifier.status("Making a seamless loop: the model rewrites the seam...")
         else:
             self.jobs.submit(("crossfade", take.take_id, seam_s),
@@ -110,15 +110,11 @@ class LoopMaker(QObject):
         take.loop_recipe = None  # made: a stored seed has been used
         self.made.emit(take, loop)
 
-    def _model_done(self, job_id: int, loop) -> None:
-        if job_id in self._model_jobs:
-            take_id, seam = self._model_jobs.pop(job_id)
-            self._answer(take_id, seam, loop, None)
-
-    def _model_failed(self, job_id: int, text: str) -> None:
-        if job_id in self._model_jobs:
-            take_id, seam = self._model_jobs.pop(job_id)
-            self._answer(take_id, seam, None, text)
+    def _model_outcome(self, outcome) -> None:
+        if outcome.key in self._model_jobs:
+            take_id, seam = self._model_jobs.pop(outcome.key)
+            error = None if outcome.error is None else str(outcome.error)
+            self._answer(take_id, seam, outcome.value if error is None else None, error)
 
     def _crossfade_done(self, outcome: JobOutcome) -> None:
         if not (isinstance(outcome.key, tuple) and outcome.key[0] == "crossfade"):

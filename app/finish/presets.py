@@ -10,11 +10,14 @@ from dataclasses import replace
 from app.common.notifier import Notifier
 from engines import paths
 from engines import settings as stored_settings
-from engines.delivery.names import DEFAULT_TEMPLATE, check_template
+from engines.delivery.names import (
+    DEFAULT_TEMPLATE,
+    TEMPLATE_SETTING,
+    check_template,
+    stored_template,
+)
 from engines.finish.presets import BUILTIN_PRESETS, delete_preset, list_presets, save_preset
 from engines.finish.settings import FinishSettings
-
-TEMPLATE_KEY = "export_name_template"
 
 
 def preset_names(notifier: Notifier) -> list[str]:
@@ -54,9 +57,7 @@ def delete_named_preset(notifier: Notifier, name: str) -> bool:
 def load_template(notifier: Notifier) -> str:
     """The stored export name template, or the default (a damaged one is said once)."""
     try:
-        value = stored_settings.read_settings(paths.data_dir()).get(TEMPLATE_KEY, DEFAULT_TEMPLATE)
-        check_template(value)
-        return value
+        return stored_template()
     except Exception as exc:  # noqa: BLE001 - the default still names files
         notifier.failed("Could not use the stored export name template", exc)
         return DEFAULT_TEMPLATE
@@ -71,7 +72,7 @@ def store_template(notifier: Notifier, text: str) -> str:
         notifier.failed("Could not use that name template", exc)
         return load_template(notifier)
     try:
-        stored_settings.update_settings(paths.data_dir(), {TEMPLATE_KEY: text})
+        stored_settings.update_settings(paths.data_dir(), {TEMPLATE_SETTING: text})
     except Exception as exc:  # noqa: BLE001 - still used for this session
         notifier.failed("Could not keep the name template for next time", exc)
     return text

@@ -9,17 +9,18 @@ import secrets
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 
+from app.common.gpu_jobs import BATCH, KEEP, GeneratedTake, Job, Reroll, StepProgress, batch_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
-from app.common.texts import LIST_RUNNING, NEGATIVE_OFF_HELP
-from app.common.worker import GeneratedTake, Reroll
+from app.common.texts import NEGATIVE_OFF_HELP
+from app.common.worker import Submitted
 from app.generate.panel import GenerationPanel
 from app.generate.requests import SEED_RANGE, panel_request, read_seed
 from engines.catalog import get_model_set
 from engines.durations import duration_text
-from engines.errors import StudioError
+from engines.errors import CancelledError, StudioError
 from engines.finish.quality import describe_flag
 from engines.request import GenerationRequest, default_seconds, validate_request
 
@@ -70,14 +71,8 @@ class GenerationController(QObject):
         for button in w.preset_buttons:
             button.clicked.connect(lambda _=False, b=button: w.seconds_spin.setValue(
                 float(b.property("seconds"))))
-        worker = gpu.worker
-        worker.progress.connect(self._progress)
-        worker.takeReady.connect(self._take_ready)
-        worker.failed.connect(self._failed)
-        worker.cancelled.connect(self._cancelled)
-        worker.rerolled.connect(self._rerolled)
-        gpu.batchStarted.connect(self._batch_started)
-        gpu.batchFinished.connect(lambda: self._set_busy(False))
+        gpu.progress.connect(self._progress)
+        gpu.outcome.connect(self._outcome)
         for keys in ("Ctrl+Return", "Ctrl+Enter"):
             shortcut = QShortcut(QKeySequence(keys), w)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
@@ -126,12 +121,8 @@ class GenerationController(QObject):
         return secrets.randbelow(SEED_RANGE)
 
     def generate(self) -> None:
-        if self.gpu.running:
-            self.notifier.status("A generation is already running; wait for it or press "
-                                 "Cancel.")
-            return
-        if self.gpu.list_running:
-            self.notifier.status(LIST_RUNNING)
+        if (why := self.gpu.refusal()) is not None:
+            self.notifier.status(why)
             return
         try:
             first = self.start_seed()
@@ -148,10 +139,8 @@ class GenerationController(QObject):
 
     def reroll(self) -> None:
         """Same settings, one take, a new random seed."""
-        if self.gpu.running:
-            return
-        if self.gpu.list_running:
-            self.notifier.status(LIST_RUNNING)
+        if (why := self.gpu.refusal()) is not None:
+            self.notifier.status(why)
             return
         try:
             request = self.build_request(secrets.randbelow(SEED_RANGE))
@@ -163,23 +152,26 @@ class GenerationController(QObject):
 
     def submit(self, requests: list[GenerationRequest], reroll_flagged: int = 0) -> None:
         parent_id, source = self.session.init_lineage()
-        self._submitted_model = requests[0].model if requests else None
-        self.gpu.submit(requests, parent_id=parent_id, init_source=source,
-                        reroll_flagged=reroll_flagged)
+        self.queue_takes([Job(request=r, index=i, total=len(requests), label=r.prompt,
+                              parent_id=parent_id, init_source=source,
+                              reroll_flagged=reroll_flagged)
+                          for i, r in enumerate(requests)], requests[0].model)
+
+    def queue_takes(self, jobs: list[Job], model: str | None = None) -> None:
+        """Queue a batch of takes (the library's regenerate comes here too)."""
+        self._submitted_model = model
+        try:
+            self.gpu.submit(batch_job(jobs))
+        except StudioError as exc:  # refused: another batch, loop or list is under way
+            self.notifier.status(str(exc))
 
     def cancel(self) -> None:
-        if self.gpu.cancel():
+        if self.gpu.cancel(BATCH):
             backend = self._backend_of_model.get(self._running_model or "")
             self.notifier.status(cancel_words(backend))
 
     def roll_dice(self) -> None:
         self.panel.seed_edit.setText(str(secrets.randbelow(SEED_RANGE)))
-
-    def _batch_started(self, count: int) -> None:
-        # Batches submitted elsewhere (the library's regenerate) leave the model unknown.
-        self._running_model, self._submitted_model = self._submitted_model, None
-        self._set_busy(True)
-        self.notifier.status(f"Generating {count} take(s)...")
 
     def _set_busy(self, busy: bool) -> None:
         self.panel.generate_button.setEnabled(not busy)
@@ -187,10 +179,24 @@ class GenerationController(QObject):
         self.panel.cancel_button.setEnabled(busy)
 
     # ------------------------------------------------------------------ worker signals
-    def _progress(self, batch, index, total, stage, done, steps) -> None:
-        what = {"text": "reading the prompt", "encode": "encoding the init audio",
-                "sample": f"step {done}/{steps}", "decode": "decoding"}.get(stage, stage)
-        self.notifier.status(f"Take {index + 1}/{total}: {what}")
+    def _progress(self, progress) -> None:
+        if progress.key.kind not in (BATCH, KEEP):
+            return
+        value = progress.value
+        if isinstance(value, Submitted) and progress.key.kind == BATCH:
+            # Batches submitted elsewhere (the library's regenerate) leave the model unknown.
+            self._running_model, self._submitted_model = self._submitted_model, None
+            self._set_busy(True)
+            self.notifier.status(f"Generating {value.payload} take(s)...")
+        elif isinstance(value, GeneratedTake):
+            self._take_ready(value)
+        elif isinstance(value, Reroll):
+            self._rerolled(value)
+        elif isinstance(value, StepProgress):
+            what = {"text": "reading the prompt", "encode": "encoding the init audio",
+                    "sample": f"step {value.done}/{value.steps}",
+                    "decode": "decoding"}.get(value.stage, value.stage)
+            self.notifier.status(f"Take {value.index + 1}/{value.total}: {what}")
 
     def _take_ready(self, finished: GeneratedTake) -> None:
         result = finished.result
@@ -231,8 +237,11 @@ class GenerationController(QObject):
                              f"flagged ({flags}); trying seed {reroll.new_seed} (retry "
                              f"{reroll.attempt} of {reroll.limit}).")
 
-    def _failed(self, batch: int, message: str) -> None:
-        self.notifier.error(message)
-
-    def _cancelled(self, batch: int) -> None:
-        self.notifier.status("Cancelled; takes already finished are kept.")
+    def _outcome(self, outcome) -> None:
+        if outcome.key.kind != BATCH:
+            return
+        self._set_busy(False)
+        if isinstance(outcome.error, CancelledError):
+            self.notifier.status(str(outcome.error))
+        elif outcome.error is not None:
+            self.notifier.error(str(outcome.error))

@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
+from app.common.gpu_jobs import task_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.library.panel import LibraryPanel
@@ -22,7 +23,8 @@ from engines import paths
 from engines.audio_io import float_from_pcm16
 from engines.delivery.labels import make_labels
 from engines.error_sentences import shown
-from engines.store.library import ClipLibrary, ExportOptions
+from engines.store.export_plan import ExportOptions
+from engines.store.library import ClipLibrary
 from engines.store.records import TakeRecord
 
 log = logging.getLogger(__name__)
@@ -48,10 +50,8 @@ class LibraryExporter(QObject):
         self.panel = panel
         panel.export_button.clicked.connect(lambda: self.export_selected())
         panel.zip_button.clicked.connect(lambda: self.export_selected_zip())
-        worker = gpu.worker
-        worker.taskProgress.connect(self._progress)
-        worker.taskDone.connect(self._done)
-        worker.taskFailed.connect(self._failed)
+        gpu.progress.connect(self._progress)
+        gpu.outcome.connect(self._outcome)
 
     def options(self) -> ExportOptions:
         """Each take finished by its stored chain, named by the export name template,
@@ -123,16 +123,23 @@ class LibraryExporter(QObject):
                     return [library.export_zip(ids, target, chosen)]
                 return library.export(ids, target, chosen)
 
-        job = self.gpu.new_task(task, "Exporting takes")
-        self.pending[job.task_id] = str(target)
+        key = self.gpu.submit(task_job(task, "Exporting takes"))
+        self.pending[key] = str(target)
         self.notifier.status(f"Exporting {len(ids)} take(s) to {target}; the model makes "
                              "their loops again...")
-        self.gpu.host.submit_task(job)
         return True
 
-    def _progress(self, task_id: int, text: str) -> None:
-        if task_id in self.pending:
-            self.notifier.status(text)
+    def _progress(self, progress) -> None:
+        if progress.key in self.pending and isinstance(progress.value, str):
+            self.notifier.status(progress.value)
+
+    def _outcome(self, outcome) -> None:
+        if outcome.key not in self.pending:
+            return  # another controller's job
+        if outcome.error is None:
+            self._done(outcome.key, outcome.value)
+        else:
+            self._failed(outcome.key, str(outcome.error))
 
     def _done(self, task_id: int, written) -> None:
         target = self.pending.pop(task_id, None)

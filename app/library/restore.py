@@ -13,13 +13,14 @@ import logging
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from app.common.gpu_jobs import Job, batch_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
-from app.common.texts import LIST_RUNNING
 from app.common.tiers import choose
 from app.generate.panel import GenerationPanel
+from engines.errors import StudioError
 
 log = logging.getLogger(__name__)
 
@@ -139,12 +140,8 @@ class SettingsRestore(QObject):
         if record is None or record.model == "imported":
             self.notifier.error("Select a generated take in the library to regenerate it.")
             return
-        if self.gpu.running:
-            self.notifier.status("A generation is already running; wait for it or press "
-                                 "Cancel.")
-            return
-        if self.gpu.list_running:
-            self.notifier.status(LIST_RUNNING)
+        if (why := self.gpu.refusal()) is not None:
+            self.notifier.status(why)
             return
         if not self.confirmed(record, "regenerate"):
             self.notifier.status("Kept your setup; nothing was regenerated.")
@@ -156,5 +153,10 @@ class SettingsRestore(QObject):
             self.notifier.failed(f"Could not regenerate take #{record.id}", exc)
             return
         parent_id, source = self.session.init_lineage()
-        self.gpu.submit([request], replace_id=record.id if record.missing else None,
-                        parent_id=parent_id, init_source=source)
+        job = Job(request=request, label=request.prompt,
+                  replace_id=record.id if record.missing else None, parent_id=parent_id,
+                  init_source=source)
+        try:
+            self.gpu.submit(batch_job([job]))
+        except StudioError as exc:  # refused: the GPU took other work meanwhile
+            self.notifier.status(str(exc))

@@ -21,6 +21,7 @@ from time import perf_counter
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.common.gpu_jobs import LIVE, keep_job, live_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.playback import Player
@@ -92,7 +93,7 @@ class LiveController(QObject):
         session.initChanged.connect(self._knob)
         session.spansRestored.connect(self._knob)
         session.list.currentItemChanged.connect(self.views.forget)  # a picked take shows now
-        gpu.worker.liveRendered.connect(self._rendered)
+        gpu.progress.connect(self._progress)
         self._enter = EnterKeeps(panel.window, lambda: self.live, self.keep, self)
 
     # ------------------------------------------------------------------ the switch
@@ -168,8 +169,8 @@ class LiveController(QObject):
         parent_id, source = self.session.init_lineage()
         self.scheduler.submit(LiveAsk(request, parent_id, source), changed_at=self._last_change)
         try:
-            self.gpu.submit_live(self.scheduler, render_live)
-        except RuntimeError as exc:  # the worker is gone (the window is closing)
+            self.gpu.submit(live_job(self.scheduler, render_live))
+        except StudioError as exc:  # the worker is gone (the window is closing)
             log.info("live render not submitted: %s", exc)
 
     def _init_audio(self):
@@ -182,6 +183,10 @@ class LiveController(QObject):
         return self._init_float[1]
 
     # ------------------------------------------------------------------ renders
+    def _progress(self, progress) -> None:
+        if progress.key.kind == LIVE and isinstance(progress.value, LiveOutcome):
+            self._rendered(progress.value)
+
     def _rendered(self, outcome: LiveOutcome) -> None:
         self._update_slow()
         if outcome.kind == FAILED and self.live:
@@ -279,9 +284,9 @@ class LiveController(QObject):
         self._kept = render
         self.panel.keep_live_button.setEnabled(False)
         try:
-            self.gpu.keep(render.result, parent_id=render.ask.parent_id,
-                          init_source=render.ask.init_source)
-        except RuntimeError as exc:
+            self.gpu.submit(keep_job(render.result, render.ask.parent_id,
+                                     render.ask.init_source))
+        except StudioError as exc:
             self.notifier.failed("Could not keep the live take", exc)
             return
         self.notifier.status(f"Keeping the live take (seed {render.result.seed}) in the session "

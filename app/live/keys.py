@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
 ENTER_KEYS = (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -22,6 +23,10 @@ class EnterKeeps(QObject):
         QApplication.instance().installEventFilter(self)
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        # Every event of the application passes here: the isinstance test first, it is far
+        # cheaper than reading the type (building a window sends thousands of events).
+        if not isinstance(event, QKeyEvent):
+            return False
         if (event.type() == QEvent.Type.KeyPress and event.key() in ENTER_KEYS
                 and event.modifiers() in PLAIN and self._active()
                 # the widget it is for (a key first reaches the window's QWindow, then it)

@@ -25,10 +25,11 @@ from PySide6.QtWidgets import (
 )
 
 from engines.catalog import MODEL_SETS
+from engines.catalog.tables import PRECISIONS, PUBLISHED_SETS
+from engines.models.hub_files import DOWNLOAD_SETS
 
-DOWNLOAD_SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
-BUILD_SETS = ("sm-sfx", "sm-music", "medium")  # each builds the text encoder with it
-PRECISIONS = ("fp16", "fp32", "fp8")
+# Smallest first; each builds the text encoder with it.
+BUILD_SETS = tuple(reversed(PUBLISHED_SETS))
 PRECISION_WORDS = {"fp16": "fp16 (the default)", "fp32": "fp32 (reference, twice the size)",
                    "fp8": "fp8 (fastest, newer cards only)"}
 PRECISION_HELP = ("fp16 is the usual choice. fp32 is the full-precision reference. fp8 is the "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel
 
+from app.common.gpu_jobs import BATCH
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.preload import Preload
@@ -64,7 +65,7 @@ class ModelsController(QObject):
         self.tiers = TierCombos(panel, lambda: self.catalog, self)
         panel.model_combo.currentIndexChanged.connect(self._model_changed)
         # a generation may have made a set ready (the demo is built on its first use)
-        gpu.batchFinished.connect(self._refresh_dialog)
+        gpu.outcome.connect(lambda outcome: outcome.key.kind == BATCH and self._refresh_dialog())
         self.fill_models()
 
     def has_real_model(self) -> bool:

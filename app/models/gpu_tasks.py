@@ -8,6 +8,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from app.common.gpu_jobs import task_job
 from app.common.gpu_service import GpuService
 from engines import paths
 from engines.catalog import tensorrt_version as trt_version
@@ -31,10 +32,8 @@ class ModelsGpuTasks(QObject):
         super().__init__(parent)
         self.gpu_service = gpu_service
         self._kinds: dict[int, str] = {}
-        worker = gpu_service.worker
-        worker.taskProgress.connect(self._progress)
-        worker.taskDone.connect(self._done)
-        worker.taskFailed.connect(self._failed)
+        gpu_service.progress.connect(self._progress)
+        gpu_service.outcome.connect(self._outcome)
 
     @property
     def busy(self) -> bool:
@@ -95,17 +94,23 @@ class ModelsGpuTasks(QObject):
     def _submit(self, fn, kind: str, label: str) -> str | None:
         service = self.gpu_service
         host = service.host
-        if host is None or service.running or service.list_running or self.busy:
+        if host is None or service.busy or self.busy:
             return "The graphics card is busy; try again when it is done."
-        task = service.new_task(fn, label)
-        self._kinds[task.task_id] = kind
+        self._kinds[service.submit(task_job(fn, label))] = kind
         self.said.emit(f"{label} is running...")
-        host.submit_task(task)
         return None
 
-    def _progress(self, task_id: int, text: str) -> None:
-        if task_id in self._kinds:
-            self.said.emit(text)
+    def _progress(self, progress) -> None:
+        if progress.key in self._kinds and isinstance(progress.value, str):
+            self.said.emit(progress.value)
+
+    def _outcome(self, outcome) -> None:
+        if outcome.key not in self._kinds:
+            return  # another controller's job
+        if outcome.error is None:
+            self._done(outcome.key, outcome.value)
+        else:
+            self._failed(outcome.key, str(outcome.error))
 
     def _done(self, task_id: int, result) -> None:
         kind = self._kinds.pop(task_id, None)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject
 
 from app.batch.controller import BatchController
+from app.common.gpu_jobs import BATCH
 from app.common.gpu_service import GpuService, make_generator
 from app.common.library_access import open_library
 from app.common.notifier import Notifier, show_settings_notices, take_settings_notices
@@ -98,7 +99,8 @@ class Studio(QObject):
         self._connect_menus()
         # settings.json is read again on the worker thread (the generator's catalog): say
         # anything it found once the batch is done
-        gpu.batchFinished.connect(lambda: show_settings_notices(notifier))
+        gpu.outcome.connect(lambda outcome: outcome.key.kind == BATCH
+                            and show_settings_notices(notifier))
         notifier.status("Ready. Type a prompt and press Ctrl+Enter.")
         # what opening found wrong (a damaged library or settings file set aside): once
         notifier.notices([getattr(library, "notice", None), *take_settings_notices()])

@@ -15,6 +15,7 @@ import re
 from PySide6.QtCore import QObject
 
 from app.common.displaydata import for_result
+from app.common.gpu_jobs import task_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
@@ -82,10 +83,8 @@ class CompareTiersController(QObject):
         self.gpu = gpu
         self.pending: dict[int, Take] = {}  # task id -> the take being compared
         panel.compare_tiers_button.clicked.connect(self.compare_current)
-        worker = gpu.worker
-        worker.taskProgress.connect(self._progress)
-        worker.taskDone.connect(self._done)
-        worker.taskFailed.connect(self._failed)
+        gpu.progress.connect(self._progress)
+        gpu.outcome.connect(self._outcome)
 
     def compare_current(self) -> bool:
         """Start decoding the selected take through the other tiers; False after saying why
@@ -102,15 +101,22 @@ class CompareTiersController(QObject):
         def task(report, cancel):
             return decode_other_tiers(worker, result, report, cancel)
 
-        job = self.gpu.new_task(task, "Comparing tiers")
-        self.pending[job.task_id] = take
+        key = self.gpu.submit(task_job(task, "Comparing tiers"))
+        self.pending[key] = take
         self.notifier.status(f"Decoding \"{take.title()}\" through the other codec tiers...")
-        self.gpu.host.submit_task(job)
         return True
 
-    def _progress(self, task_id: int, text: str) -> None:
-        if task_id in self.pending:
-            self.notifier.status(text)
+    def _progress(self, progress) -> None:
+        if progress.key in self.pending and isinstance(progress.value, str):
+            self.notifier.status(progress.value)
+
+    def _outcome(self, outcome) -> None:
+        if outcome.key not in self.pending:
+            return  # another controller's job
+        if outcome.error is None:
+            self._done(outcome.key, outcome.value)
+        else:
+            self._failed(outcome.key, str(outcome.error))
 
     def _done(self, task_id: int, compared) -> None:
         take = self.pending.pop(task_id, None)

@@ -40,16 +40,10 @@ class LatentView(QWidget):
         self._steps = np.zeros((0, LATENT_CHANNELS, 0), dtype=np.float32)
         self._limit = 1.0
 
-        self._plot = pg.PlotWidget()
-        self._plot.setObjectName("latentPlot")
-        item = self._plot.getPlotItem()
-        item.hideButtons()
-        item.setMenuEnabled(False)
-        plain_axis_label(item, "left", "Latent channel")
-        plain_axis_label(item, "bottom", "Time (s)")
-        self._item = pg.ImageItem()
-        self._item.setColorMap(pg.colormap.get(COLORMAP))
-        item.addItem(self._item)
+        # The plot is built when the view is first shown or given latents: it sits on a tab
+        # that is not current when the window opens, and a plot costs ~18 ms of first paint.
+        self._plot: pg.PlotWidget | None = None
+        self._item: pg.ImageItem | None = None
 
         self._slider = QSlider(Qt.Orientation.Horizontal)
         self._slider.setObjectName("latentStepSlider")
@@ -58,12 +52,32 @@ class LatentView(QWidget):
         self._label = QLabel(EMPTY_TEXT)
         self._label.setObjectName("latentStepLabel")
 
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self._plot, 1)
         layout.addWidget(self._slider)
         layout.addWidget(self._label)
         self.clear()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self._ensure_plot()
+        super().showEvent(event)
+
+    def _ensure_plot(self) -> pg.PlotWidget:
+        """The heatmap's plot, built on first need (see __init__)."""
+        if self._plot is None:
+            self._plot = pg.PlotWidget()
+            self._plot.setObjectName("latentPlot")
+            item = self._plot.getPlotItem()
+            item.hideButtons()
+            item.setMenuEnabled(False)
+            plain_axis_label(item, "left", "Latent channel")
+            plain_axis_label(item, "bottom", "Time (s)")
+            self._item = pg.ImageItem()
+            self._item.setColorMap(pg.colormap.get(COLORMAP))
+            item.addItem(self._item)
+            self._layout.insertWidget(0, self._plot, 1)
+            self._show_empty_range()
+        return self._plot
 
     def set_latents(self, step_latents: np.ndarray) -> None:
         """Latents per step, shape (steps, 256, L) (a single (256, L) counts as one step).
@@ -82,8 +96,9 @@ class LatentView(QWidget):
         self._slider.setValue(len(steps) - 1)
         self._slider.blockSignals(False)
         self._slider.setEnabled(len(steps) > 1)
+        plot = self._ensure_plot()
         self._show_step(len(steps) - 1)
-        self._plot.getPlotItem().getViewBox().autoRange(padding=0)
+        plot.getPlotItem().getViewBox().autoRange(padding=0)
 
     def set_step(self, index: int) -> None:
         """Show step `index` (0-based), as moving the slider does."""
@@ -109,18 +124,22 @@ class LatentView(QWidget):
 
     def clear(self) -> None:
         self._steps = np.zeros((0, LATENT_CHANNELS, 0), dtype=np.float32)
-        self._item.clear()
+        if self._item is not None:
+            self._item.clear()
+            self._show_empty_range()
         self._slider.blockSignals(True)
         self._slider.setRange(0, 0)
         self._slider.blockSignals(False)
         self._slider.setEnabled(False)
         self._label.setText(EMPTY_TEXT)
+
+    def _show_empty_range(self) -> None:
         # Empty axes that read like the filled ones (seconds by channels), not -0.5..0.5.
         self._plot.getPlotItem().getViewBox().setRange(
             xRange=(0.0, EMPTY_SECONDS), yRange=(0.0, LATENT_CHANNELS), padding=0)
 
     def _show_step(self, index: int) -> None:
-        if not len(self._steps):
+        if not len(self._steps) or self._item is None:
             return
         # ImageItem's first axis is x: time goes across, channels up.
         latents = self._steps[index]

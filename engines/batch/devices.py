@@ -50,7 +50,7 @@ def uses_tensorrt(catalog: Catalog, specs: list[RowSpec]) -> bool:
             continue
         seen.add(key)
         try:
-            if catalog.resolve(*key[:4], tier=spec.codec_tier).backend == "tensorrt":
+            if catalog.resolve(*key[:4], codec_tier=spec.codec_tier).backend == "tensorrt":
                 return True
         except StudioError:
             continue  # the take reports it when it runs
@@ -69,7 +69,7 @@ def unavailable(catalog: Catalog, specs: list[RowSpec]) -> dict[tuple, str]:
         checked.add(key)
         try:
             catalog.require(spec.model, spec.decoder, spec.precision, spec.backend,
-                            need_encoder=spec.init_audio is not None, tier=spec.codec_tier)
+                            need_encoder=spec.init_audio is not None, codec_tier=spec.codec_tier)
         except StudioError as exc:
             reasons[key] = str(exc)
     return reasons

@@ -10,7 +10,6 @@ the seed and the parameters hash of the manifest's entry. Anything else is rende
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,9 @@ from typing import Any
 import soundfile as sf
 
 from engines.batch.plan import DONE
+from engines.delivery.sidecar import read_sidecar
 
 log = logging.getLogger(__name__)
-
-MAX_SIDECAR_BYTES = 4 << 20  # a sidecar is a page of JSON; a bigger one is not ours
 
 
 def verified(out_dir: Path, earlier: list[dict]) -> tuple[list[dict], int]:
@@ -41,7 +39,8 @@ def verified(out_dir: Path, earlier: list[dict]) -> tuple[list[dict], int]:
 
 
 def file_facts(path: Path) -> dict[str, int]:
-    """What a rerun checks a written file against: its size and audio frames."""
+    """What a rerun (and `team publish --batch`) checks a written file against: its size
+    and audio frames."""
     with open(path, "rb") as handle:
         frames = sf.info(handle).frames
     return {"frames": int(frames), "bytes": path.stat().st_size}
@@ -71,14 +70,7 @@ def _sidecar(out_dir: Path, entry: dict, name: str) -> dict | None:
     sidecar = entry.get("sidecar")
     if not isinstance(sidecar, str) or Path(sidecar).name != sidecar:
         sidecar = Path(name).with_suffix(".json").name
-    path = out_dir / sidecar
-    try:
-        if path.stat().st_size > MAX_SIDECAR_BYTES:
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_sidecar(out_dir / sidecar)
 
 
 def _sidecar_doubt(sidecar: dict[str, Any], entry: dict, facts: dict[str, int]) -> str | None:

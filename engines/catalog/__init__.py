@@ -193,7 +193,7 @@ class Catalog:
         precision: str | None = None,
         backend: str = "auto",
         need_encoder: bool = False,
-        tier: str | None = None,
+        codec_tier: str | None = None,
     ) -> Availability:
         """Whether this combination can run and from which files; never raises for missing
         files (RequestError only for names that do not exist or cannot pair)."""
@@ -202,8 +202,8 @@ class Catalog:
         precision_key = (model_set.default_precision if precision is None
                          else normalize_precision(precision))
         backend_key = normalize_backend(backend)
-        tier_key = normalize_tier(tier, decoder_key)
-        choice = Choice(model_set, decoder_key, precision_key, bool(need_encoder), tier_key)
+        codec_tier = normalize_tier(codec_tier, decoder_key)
+        choice = Choice(model_set, decoder_key, precision_key, bool(need_encoder), codec_tier)
         if backend_key == "auto":
             return self._resolve_auto(choice)
         return self._resolve_on(backend_key, choice)
@@ -215,11 +215,11 @@ class Catalog:
         precision: str | None = None,
         backend: str = "auto",
         need_encoder: bool = False,
-        tier: str | None = None,
+        codec_tier: str | None = None,
     ) -> Availability:
         """Like resolve, but the answer is runnable with every file on disk, or it raises
         ModelUnavailableError carrying the reason."""
-        availability = self.resolve(model, decoder, precision, backend, need_encoder, tier)
+        availability = self.resolve(model, decoder, precision, backend, need_encoder, codec_tier)
         return self.prepare(availability)
 
     def prepare(self, availability: Availability) -> Availability:
@@ -239,7 +239,7 @@ class Catalog:
             raise ModelUnavailableError(
                 f"The demo models could not be written to {demo_dir} "
                 f"({exc.strerror or exc}); check free disk space and write access.") from exc
-        files = demo_files(built_dir, availability.files.decoder_tier)
+        files = demo_files(built_dir, availability.files.codec_tier)
         missing = [p.name for p in files.all_paths() if not p.is_file()]
         if missing:
             raise ModelUnavailableError(

@@ -56,7 +56,7 @@ class EngineFiles:
     dit: Path
     decoder: Path
     encoder: Path | None
-    decoder_tier: str
+    codec_tier: str  # the codec tier whose decoder (and encoder) these are
     jit_plugin: bool = False
 
     def all_paths(self) -> tuple[Path, ...]:
@@ -72,7 +72,7 @@ class Choice:
     decoder: str
     precision: str
     need_encoder: bool
-    tier: str | None
+    codec_tier: str | None
 
 
 class Unavailable(Exception):
@@ -152,9 +152,9 @@ class EngineSearch:
         unsupported = unsupported_reason(self.site.tensorrt_version)
         if unsupported is not None:  # TensorRT 11 and others: the engines cannot be driven
             raise Unavailable(unsupported)
-        fp8_dit, fp8_codec = choice.precision == "fp8", choice.tier in FP8_TIERS
+        fp8_dit, fp8_codec = choice.precision == "fp8", choice.codec_tier in FP8_TIERS
         if (fp8_dit or fp8_codec) and not gpu.has_fp8:
-            what = "fp8 precision" if fp8_dit else f"The {choice.tier} decoder tier"
+            what = "fp8 precision" if fp8_dit else f"The {choice.codec_tier} decoder tier"
             fixes = [fix for fix, wanted in ((Remedy.value("precision", "fp16"), fp8_dit),
                                              (Remedy.value("codec_tier", "canonical"), fp8_codec))
                      if wanted]
@@ -221,8 +221,8 @@ class EngineSearch:
     def _codec(self, choice: Choice, bases: Sequence[Path], ext: str,
                backend: str) -> tuple[Path, Path | None, str]:
         tiers = CODEC_FILES[choice.decoder]
-        if choice.tier is not None:
-            order = [choice.tier]
+        if choice.codec_tier is not None:
+            order = [choice.codec_tier]
         elif choice.precision == "fp8" and backend == "tensorrt":
             order = ["fp8", "canonical", "legacy"]
         else:
@@ -248,7 +248,7 @@ class EngineSearch:
             raise self._missing(choice, backend, name, folders[0])
         if backend == "tensorrt":
             self._refuse_jit_codec(choice, folders)
-        named_tier = choice.tier or "canonical"
+        named_tier = choice.codec_tier or "canonical"
         names = [s + ext for s in tiers[named_tier].decoder]
         if backend == "tensorrt":
             raise self._missing_engine(choice, DECODERS[choice.decoder].subdir, names)
@@ -292,9 +292,9 @@ class EngineSearch:
             fixes = self._tensorrt_too(Remedy.value("precision", "fp16", "fp32"))
             raise Unavailable(join("fp8 is a TensorRT speed tier that ONNX Runtime cannot run; "
                                    "choose ", *_listed(fixes, ", or "), "."))
-        if choice.tier in FP8_TIERS:
+        if choice.codec_tier in FP8_TIERS:
             fixes = self._tensorrt_too(Remedy.value("codec_tier", "canonical"))
-            raise Unavailable(join(f"The {choice.tier} codec tier is a TensorRT engine that "
+            raise Unavailable(join(f"The {choice.codec_tier} codec tier is a TensorRT engine that "
                                    f"ONNX Runtime cannot run; choose ",
                                    *_listed(fixes, ", or "), "."))
         if not self.site.onnxruntime_available:
@@ -343,7 +343,7 @@ class EngineSearch:
             raise Unavailable(join(f"The demo has fp32 weights only, not {choice.precision}; "
                                    "choose ", Remedy.value("precision", "fp32"),
                                    " or leave it unset."))
-        tier = choice.tier or "canonical"
+        tier = choice.codec_tier or "canonical"
         if tier not in DEMO_DECODERS:
             raise Unavailable(f"The demo has no '{tier}' codec tier; choose "
                               f"{' or '.join(DEMO_DECODERS)}, or leave the tier unset.")
@@ -386,6 +386,6 @@ def demo_files(demo_dir: Path, tier: str = "canonical") -> EngineFiles:
         dit=demo_dir / DEMO_DIT,
         decoder=demo_dir / DEMO_DECODERS[tier],
         encoder=demo_dir / DEMO_ENCODER,
-        decoder_tier=tier,
+        codec_tier=tier,
         jit_plugin=False,
     )

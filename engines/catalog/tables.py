@@ -56,9 +56,17 @@ DECODERS: dict[str, DecoderInfo] = {
     )
 }
 
+# The model sets the front ends offer, in the order they offer them (the demo first, then small
+# to large), and the ones published on the hub (every set but the demo, largest first).
+MODEL_CHOICES: tuple[str, ...] = ("demo", "sm-music", "sm-sfx", "medium")
+PUBLISHED_SETS: tuple[str, ...] = tuple(key for key in MODEL_SETS if key != "demo")
+
 PRECISIONS: tuple[str, ...] = ("fp16", "fp32", "fp8")
 PRECISION_ALIASES = {"fp16": "fp16", "fp16mixed": "fp16", "bf16": "fp16",
                      "fp32": "fp32", "fp8": "fp8"}
+# Every precision name a request may give: the canonical ones first, then their aliases.
+PRECISION_NAMES: tuple[str, ...] = (*PRECISIONS, *(a for a in PRECISION_ALIASES
+                                                   if a not in PRECISIONS))
 
 BACKENDS: tuple[str, ...] = ("tensorrt", "onnxruntime")
 BACKEND_ALIASES = {"auto": "auto", "tensorrt": "tensorrt", "trt": "tensorrt",
@@ -66,7 +74,11 @@ BACKEND_ALIASES = {"auto": "auto", "tensorrt": "tensorrt", "trt": "tensorrt",
 BACKEND_LABELS = {"tensorrt": "TensorRT", "onnxruntime": "ONNX Runtime"}
 
 TIERS: tuple[str, ...] = ("canonical", "fp8", "fp8_fast", "legacy")
-FP8_TIERS = frozenset({"fp8", "fp8_fast"})
+# The fp16 tiers in the order a build or download prefers them (legacy only without canonical),
+# and the fp8 tiers (in table order).
+FP16_TIER_ORDER: tuple[str, ...] = ("canonical", "legacy")
+FP8_TIER_ORDER: tuple[str, ...] = ("fp8", "fp8_fast")
+FP8_TIERS = frozenset(FP8_TIER_ORDER)
 # The demo's second decoder tier (a coarser quantisation of the demo codec, engines.demo.coarse):
 # not an SA3 tier, it exists so tier choice and the by-ear comparison run on every machine.
 DEMO_TIERS: tuple[str, ...] = ("canonical", "coarse")

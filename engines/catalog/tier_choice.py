@@ -50,10 +50,10 @@ def codec_tier_options(catalog: Catalog, model: str, decoder: str | None = None,
     (the fp8 DiT prefers the fp8 codec tier when it is installed)."""
     decoder_key = paired_decoder(model, decoder)
     picked = catalog.resolve(model, decoder_key, precision, backend)
-    picked_tier = picked.files.decoder_tier if picked.runnable and picked.files else None
+    picked_tier = picked.files.codec_tier if picked.runnable and picked.files else None
     options = []
     for tier in codec_tiers(decoder_key):
-        answer = catalog.resolve(model, decoder_key, precision, backend, tier=tier)
+        answer = catalog.resolve(model, decoder_key, precision, backend, codec_tier=tier)
         default = tier == picked_tier if picked_tier else codec_info(decoder_key, tier).default
         options.append(TierOption(codec_info(decoder_key, tier), answer.runnable,
                                   None if answer.runnable else answer.reason, default, answer))
@@ -83,7 +83,7 @@ def default_pick(catalog: Catalog, model: str, decoder: str | None = None,
     if not answer.runnable or answer.files is None:
         return answer, answer.reason or f"{model} cannot run here."
     dit = PRECISION_INFO[answer.precision]
-    tier = answer.files.decoder_tier
+    tier = answer.files.codec_tier
     codec = DECODERS[answer.decoder].label.split(" (")[0].removesuffix(" codec")
     why = ("it is the default on every machine" if model != "demo" else
            "the demo has fp32 weights and its canonical codec")
@@ -109,10 +109,10 @@ def _faster_installed(catalog: Catalog, model: str, decoder: str | None, backend
         found += [f"the fp8 DiT ({PRECISION_INFO['fp8'].speed}; choose ",
                   Remedy.value("precision", "fp8"), ")"]
     for tier in codec_tiers(picked.decoder):
-        if tier in ("canonical", "legacy") or tier == (picked.files.decoder_tier
+        if tier in ("canonical", "legacy") or tier == (picked.files.codec_tier
                                                        if picked.files else None):
             continue
-        if catalog.resolve(model, decoder, backend="tensorrt", tier=tier).runnable:
+        if catalog.resolve(model, decoder, backend="tensorrt", codec_tier=tier).runnable:
             info = codec_info(picked.decoder, tier)
             found += [", " if found else "", f"the {tier} codec tier ({info.summary}; choose ",
                       Remedy.value("codec_tier", tier), ")"]

@@ -26,6 +26,7 @@ from engines.batch.session import (
     choose_workers,
     with_row_loop,
 )
+from engines.catalog.tables import MODEL_CHOICES, PRECISION_NAMES, TIER_NAMES
 from engines.cli.finishing import add_finish_arguments, finish_settings
 from engines.cli.labels import add_label_arguments, labels_from
 from engines.cli.output import _probe_writable
@@ -46,11 +47,8 @@ from engines.models.inventory import default_catalog, human_size
 from engines.paths import data_dir
 from engines.request import default_seconds_help
 
-MODELS = ("demo", "sm-music", "sm-sfx", "medium")
-PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
 BACKENDS = ("auto", "onnxruntime", "tensorrt")
 MAX_JOBS = 64
-CODEC_TIERS = ("canonical", "fp8", "fp8_fast", "legacy", "coarse")  # catalog.TIER_NAMES
 BYTES_PER_SECOND = 44100 * 2 * 2  # the smallest a take is written: 16-bit stereo
 MIN_ROOM = 64 << 10  # a sidecar and the manifest beside the audio
 
@@ -71,10 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", metavar="TEMPLATE", default=DEFAULT_TEMPLATE,
                    help="file names from {name} {prompt} {seed} {n:02} {preset} {date} "
                         f"{{category}}, or ucs (default {DEFAULT_TEMPLATE})")
-    p.add_argument("--model", default="demo", choices=MODELS, help="for rows that give none")
-    p.add_argument("--precision", choices=PRECISIONS, help="for rows that give none")
-    p.add_argument("--codec-tier", choices=CODEC_TIERS, metavar="TIER",
-                   help="codec tier for rows that give none: " + ", ".join(CODEC_TIERS)
+    p.add_argument("--model", default="demo", choices=MODEL_CHOICES, help="for rows that give none")
+    p.add_argument("--precision", choices=PRECISION_NAMES, help="for rows that give none")
+    p.add_argument("--codec-tier", choices=TIER_NAMES, metavar="TIER",
+                   help="codec tier for rows that give none: " + ", ".join(TIER_NAMES)
                         + " (default: canonical; `models list` shows speed and quality)")
     p.add_argument("--steps", type=int, default=8, help="for rows that give none (default 8)")
     p.add_argument("--seconds", type=float, help=f"for rows that give none (default by model: "

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from engines.audio_io import float_from_pcm16
 from engines.audio_io.formats import FORMATS
 from engines.catalog import get_model_set
+from engines.catalog.tables import MODEL_CHOICES, PRECISION_NAMES, TIER_NAMES
 from engines.cli.finishing import add_finish_arguments, finish_settings
 from engines.cli.generate_keeping import keep_in_library
 from engines.cli.labels import add_label_arguments, labels_from
@@ -65,11 +66,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MODELS = ("demo", "sm-music", "sm-sfx", "medium")
 DECODERS = ("same-s", "same-l", "demo")
-PRECISIONS = ("fp16", "fp32", "fp8", "fp16mixed", "bf16")
 BACKENDS = ("auto", "onnxruntime", "tensorrt")
-CODEC_TIERS = ("canonical", "fp8", "fp8_fast", "legacy", "coarse")  # catalog.TIER_NAMES
 
 
 _Parser = parser_class("python main.py generate --help")
@@ -80,11 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
                 description="Render one clip without the GUI and write it with a JSON sidecar.")
     p.add_argument("--prompt", help="what the clip should sound like")
     p.add_argument("--negative-prompt", default="", help="what to steer away from (needs cfg > 1)")
-    p.add_argument("--model", default="demo", choices=MODELS)
+    p.add_argument("--model", default="demo", choices=MODEL_CHOICES)
     p.add_argument("--decoder", choices=DECODERS, help="default: the model's paired decoder")
-    p.add_argument("--precision", choices=PRECISIONS, help="default: the model's default")
-    p.add_argument("--codec-tier", choices=CODEC_TIERS, metavar="TIER",
-                   help="decoder/encoder tier: " + ", ".join(CODEC_TIERS) + " (default: "
+    p.add_argument("--precision", choices=PRECISION_NAMES, help="default: the model's default")
+    p.add_argument("--codec-tier", choices=TIER_NAMES, metavar="TIER",
+                   help="decoder/encoder tier: " + ", ".join(TIER_NAMES) + " (default: "
                         "canonical; fp8 tiers need compute capability 8.9+; coarse is the "
                         "demo's; `models list` shows speed and quality)")
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from engines import paths
 from engines.catalog import BACKEND_LABELS
 from engines.catalog import tensorrt_version as trt_version
+from engines.catalog.tables import PRECISIONS
 from engines.catalog.tier_choice import pick_lines
 from engines.catalog.tiers import DEFAULT_RULE, tier_table_lines
 from engines.cli import gpu_runtime as gpu_runtime_cli
@@ -31,6 +32,7 @@ from engines.error_sentences import printable, sentence, shown
 from engines.errors import StudioError
 from engines.models import build_plan, builder
 from engines.models import download as dl
+from engines.models.hub_files import DOWNLOAD_SETS
 from engines.models.inventory import (
     default_catalog,
     engines_on_disk,
@@ -43,10 +45,6 @@ from engines.models.inventory import (
 )
 from engines.models.selftest import run_selftest
 
-SETS = ("medium", "sm-music", "sm-sfx", "t5gemma")
-PRECISIONS = ("fp16", "fp32", "fp8")
-
-
 _Parser = parser_class("python main.py models --help")
 
 
@@ -57,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     sub.add_parser("list", help="this machine, and every set: installed files and what runs")
     fetch = sub.add_parser("download", help="download engines (or ONNX graphs) from Hugging Face")
-    fetch.add_argument("sets", nargs="+", choices=SETS)
+    fetch.add_argument("sets", nargs="+", choices=DOWNLOAD_SETS)
     fetch.add_argument("--arch", help="engine arch folder, e.g. sm_90 (default: this GPU)")
     fetch.add_argument("--precision", action="append", choices=PRECISIONS,
                        help="precision tier (repeatable; default fp16)")
@@ -65,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--dry-run", action="store_true", help="show files and sizes, download "
                                                               "nothing")
     build = sub.add_parser("build", help="build TensorRT engines from downloaded ONNX graphs")
-    build.add_argument("sets", nargs="+", choices=(*SETS, "demo"))
+    build.add_argument("sets", nargs="+", choices=(*DOWNLOAD_SETS, "demo"))
     build.add_argument("--precision", default="fp16", choices=PRECISIONS)
     build.add_argument("--wide", action="store_true", help="wide decoder profile (up to 8192)")
     sub.add_parser("selftest", help="build the demo set into engines here and run one take")

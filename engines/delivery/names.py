@@ -231,15 +231,21 @@ def _shorten(name: str) -> str:
     return name.strip("-")
 
 
-def default_template() -> str:
+def stored_template() -> str:
     """The export name template the user set (Settings, the finishing panel), else
-    DEFAULT_TEMPLATE; a stored template that no longer works falls back to the default."""
+    DEFAULT_TEMPLATE; RequestError for a stored template that no longer works (the window says
+    so, the command line quietly uses the default)."""
     value = read_settings(data_dir()).get(TEMPLATE_SETTING, DEFAULT_TEMPLATE)
+    check_template(value)
+    return value
+
+
+def default_template() -> str:
+    """The stored export name template; the default in place of one that no longer works."""
     try:
-        check_template(value)
+        return stored_template()
     except RequestError:
         return DEFAULT_TEMPLATE
-    return value
 
 
 def take_stem(template: str, take: DeliveryTake, n: int = 1, preset: str = "",

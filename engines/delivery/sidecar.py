@@ -18,10 +18,25 @@ from engines.delivery.render import Rendering
 from engines.error_sentences import path_text
 from engines.finish.finished_take import strict_json
 
+MAX_SIDECAR_BYTES = 4 << 20  # a sidecar is a page of JSON; a bigger one is not one we wrote
+
 
 def sidecar_path(out: str | os.PathLike[str]) -> Path:
     """`clip.wav` -> `clip.json`, next to the audio."""
     return Path(out).with_suffix(".json")
+
+
+def read_sidecar(path: Path) -> dict | None:
+    """The JSON object in the sidecar at `path`, or None when it is missing, unreadable, too
+    large, nested too deep or not an object: a folder someone else filled is read without
+    trusting it (a rerun renders such a take again, a publish refuses its file)."""
+    try:
+        if path.stat().st_size > MAX_SIDECAR_BYTES:
+            return None
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def file_facts(audio_file: Path, shown_path: str, rendering: Rendering) -> dict[str, Any]:

@@ -56,8 +56,8 @@ MAX_SEAM_S = 10.0
 LATENT = SAMPLES_PER_LATENT
 
 # Settings of the take's request that the seam is regenerated with.
-_CARRIED = ("prompt", "negative_prompt", "model", "decoder", "precision", "steps", "cfg", "apg",
-            "limiter_ceiling", "backend")
+_CARRIED = ("prompt", "negative_prompt", "model", "decoder", "precision", "codec_tier", "steps",
+            "cfg", "apg", "limiter_ceiling", "backend")
 
 
 @dataclass(frozen=True)
@@ -218,6 +218,8 @@ def loop_request(base: TakeRequest, audio: np.ndarray, seam_s: float = DEFAULT_S
         span = _grid_span(frames - rotation, before, after)
     rotated = np.roll(take, -rotation, axis=0)
     fields = {name: getattr(base, name) for name in _CARRIED if hasattr(base, name)}
+    if "codec_tier" not in fields and getattr(base, "decoder_tier", None):
+        fields["codec_tier"] = base.decoder_tier  # a kept take records the tier that ran
     previous = getattr(base, "seed", None)
     request = replace(GenerationRequest(prompt=""), **fields,
                       seconds=window / SAMPLE_RATE,

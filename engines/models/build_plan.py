@@ -16,6 +16,7 @@ from typing import Any
 
 from engines import catalog, demo
 from engines.backends.tensorrt.engine_paths import shown_path
+from engines.catalog.tables import FP8_TIER_ORDER, FP8_TIERS, FP16_TIER_ORDER
 from engines.constants import (
     CHANNELS,
     LATENT_CHANNELS,
@@ -29,7 +30,7 @@ Shape = tuple[int, ...]
 ProfileShapes = tuple[Shape, Shape, Shape]
 
 ROLES: tuple[str, ...] = ("text", "dit", "encoder", "decoder")
-BUILD_PRECISIONS: tuple[str, ...] = ("fp16", "fp32", "fp8")
+BUILD_PRECISIONS: tuple[str, ...] = catalog.PRECISIONS
 OPT_LATENTS = 1292  # about 120 s: the length the published profiles optimise for
 WIDE_MAX_LATENTS = 8192  # "wide" codec builds (SA3_CONTRACTS section 3)
 
@@ -162,7 +163,7 @@ def _plan_set(root: Path, arch: str, model_set: catalog.ModelSet, precision: str
                                      if catalog.JIT_PLUGIN_MARKER not in s])
         enc = _find_onnx(codec_dir, [s for s in files.encoder
                                      if catalog.JIT_PLUGIN_MARKER not in s])
-        fp8_tier = tier in ("fp8", "fp8_fast")
+        fp8_tier = tier in FP8_TIERS
         # Every fp8 tier present; then the first fp16 tier, or a later one whose encoder the
         # planned tiers lack (the catalog pairs a decoder and an encoder of one tier).
         if dec is None or not (fp8_tier or not planned or (enc is not None and not has_encoder)):
@@ -181,9 +182,9 @@ def _plan_set(root: Path, arch: str, model_set: catalog.ModelSet, precision: str
 
 def _codec_tiers(precision: str, tiers: Mapping[str, Any]) -> list[str]:
     """Tiers in the order the catalog prefers them at this precision."""
-    order = ["canonical", "legacy"]
+    order = [*FP16_TIER_ORDER]
     if precision == "fp8":
-        order = ["fp8", "fp8_fast", *order]
+        order = [*FP8_TIER_ORDER, *order]
     return [tier for tier in order if tier in tiers]
 
 

@@ -28,13 +28,14 @@ from engines.catalog import (
     download_remedy,
     normalize_precision,
 )
+from engines.catalog.tables import FP16_TIER_ORDER, PUBLISHED_SETS
 from engines.errors import ModelUnavailableError, Remedy, RequestError, join
 
 REPO = "stabilityai/stable-audio-3-optimized"
 TOKENIZER_FALLBACK_REPO = "google/t5gemma-b-b-ul2"
 HUB_TRT_DIR = "tensorRT"
 TEXT_ENCODER_SET = "t5gemma"
-DOWNLOAD_SETS: tuple[str, ...] = ("medium", "sm-music", "sm-sfx", TEXT_ENCODER_SET)
+DOWNLOAD_SETS: tuple[str, ...] = (*PUBLISHED_SETS, TEXT_ENCODER_SET)
 FORMATS: tuple[str, ...] = ("trt", "onnx")
 # ONNX graphs over 2 GB keep their weights beside them; both spellings occur in the wild.
 ONNX_DATA_SUFFIXES: tuple[str, ...] = (".onnx.data", ".onnx_data")
@@ -212,7 +213,7 @@ def _codec_tiers(decoder: str, precision: str, pick: _Picker) -> list[str]:
         fp8 = [t for t in tiers if t.startswith("fp8") and present(t)]
         if fp8:
             return fp8
-    for tier in ("canonical", "legacy"):
+    for tier in FP16_TIER_ORDER:
         if tier in tiers and present(tier):
             return [tier]
     return []

@@ -15,6 +15,7 @@ from engines import paths
 from engines.backends.tensorrt.engine_paths import is_jit_codec, jit_engine_refusal
 from engines.catalog import DECODERS, MODEL_SETS, Catalog
 from engines.catalog import tensorrt_version as trt_version
+from engines.catalog.tables import PRECISIONS
 from engines.errors import Remedy, join
 from engines.gpu import GpuInfo, probe_gpu, tensorrt_version
 from engines.lazy import is_installed, lazy_import
@@ -24,8 +25,6 @@ log = logging.getLogger(__name__)
 pynvml = lazy_import("pynvml")  # nvidia-ml-py, optional
 # importlib.metadata costs the window about 20 ms at startup; only _version reads it.
 metadata = lazy_import("importlib.metadata")
-
-PRECISION_TIERS = ("fp16", "fp32", "fp8")
 
 
 @dataclass(frozen=True)
@@ -151,7 +150,7 @@ def installed_sets(catalog: Catalog) -> list[InstalledSet]:
         entry = InstalledSet(model=key, label=model_set.label,
                              files=_files_of(list(catalog.roots), subdirs))
         for backend in ("tensorrt", "onnxruntime"):
-            for precision in PRECISION_TIERS:
+            for precision in PRECISIONS:
                 answer = catalog.resolve(key, precision=precision, backend=backend)
                 entry.runnable[f"{backend} {precision}"] = "ready" if answer.runnable else \
                     (answer.reason or "not runnable")

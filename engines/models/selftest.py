@@ -48,7 +48,7 @@ def run_selftest(models: Path, catalog: Catalog,
     files = EngineFiles(format="trt", text_encoder=by_role["text"],
                         tokenizer=folder / demo.TOKENIZER_FILE, dit=by_role["dit"],
                         decoder=by_role["decoder"], encoder=by_role.get("encoder"),
-                        decoder_tier="canonical", jit_plugin=False)
+                        codec_tier="canonical", jit_plugin=False)
     backend = trt_backend.TensorRTBackend(files, gpu_sm=gpu.sm)
     try:
         first = backend.generate(_request(seed=1))

@@ -141,7 +141,7 @@ class TakeKeeper:
         old_path = record.audio_path
         folder = self._folders.audio_folder(record.deleted)
         file_name = audio_file_name(take_id, record.name or record.prompt)
-        tier = getattr(result.files, "decoder_tier", "") or record.decoder_tier
+        tier = getattr(result.files, "codec_tier", "") or record.decoder_tier
         note = note_for_regenerated(record.id, record, result.backend, tier)
         timings = json.dumps({k: round(float(v), 3) for k, v in result.timings_ms.items()})
         warnings = json.dumps([str(w) for w in result.warnings])

@@ -36,7 +36,6 @@ import numpy as np
 
 from engines.store.editing import TakeEditing
 from engines.store.embeddings import Embedded, TakeEmbeddings
-from engines.store.export_plan import ExportOptions, LibraryExport
 from engines.store.files import copy_atomic, sha256_file
 from engines.store.folders import AUDIO_DIR, DB_NAME, TRASH_DIR, LibraryFolders
 from engines.store.journal import EditJournal
@@ -52,8 +51,9 @@ if TYPE_CHECKING:
     from engines.generation_result import GenerationResult
     from engines.request import GenerationRequest
     from engines.similarity.index import EmbeddingIndex
+    from engines.store.export_plan import ExportOptions, LibraryExport
 
-__all__ = ["AUDIO_DIR", "DB_NAME", "SCHEMA_VERSION", "TRASH_DIR", "ClipLibrary", "ExportOptions",
+__all__ = ["AUDIO_DIR", "DB_NAME", "SCHEMA_VERSION", "TRASH_DIR", "ClipLibrary",
            "LibraryError", "TakeRecord", "copy_atomic", "normalize_tags", "sha256_file"]
 
 
@@ -81,7 +81,7 @@ class ClipLibrary:
         self._keeper = TakeKeeper(db, self._journal, folders, self._lookup, self._embeddings)
         self._editing = TakeEditing(db, self._journal, self._lookup, folders)
         self._quality = QualityCheck(db, folders)
-        self._exporter = LibraryExport(self._lookup, self._audio, folders.root)
+        self._exporter: LibraryExport | None = None  # built on the first export (_export_part)
 
     @property
     def read_only(self) -> bool:
@@ -256,15 +256,25 @@ class ClipLibrary:
 
     # ---- out: export_plan.py ---------------------------------------------------------------
 
+    def _export_part(self) -> LibraryExport:
+        """The export part, built on first use: its module pulls the finishing and delivery
+        chain, which opening a library (the window's first paint, `library list`) never needs."""
+        if self._exporter is None:
+            # Imported here, not at the top: ~35 ms of finishing/delivery modules off startup.
+            from engines.store.export_plan import LibraryExport
+
+            self._exporter = LibraryExport(self._lookup, self._audio, self.root)
+        return self._exporter
+
     def export(self, ids: Iterable[int], folder: Path,
                options: ExportOptions | None = None) -> list[Path]:
         """Takes and their sidecars into `folder`; the audio paths (LibraryExport.export)."""
-        return self._exporter.export(ids, folder, options)
+        return self._export_part().export(ids, folder, options)
 
     def export_zip(self, ids: Iterable[int], zip_path: Path,
                    options: ExportOptions | None = None) -> Path:
         """One zip of takes and their sidecars, written atomically."""
-        return self._exporter.export_zip(ids, zip_path, options)
+        return self._export_part().export_zip(ids, zip_path, options)
 
     # ---- lifetime --------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import soundfile as sf
 
 from engines.constants import DEFAULT_LIMITER_CEILING
+from engines.provenance import codec_tier_of
 from engines.store import schema, wavmeta
 from engines.store.files import content_sha256, copy_atomic
 from engines.store.records import MAX_TAKE_ID
@@ -130,7 +131,7 @@ def row_from_file(path: Path, *, deleted: bool, now: str) -> dict | None:
             "prompt": prompt, "negative_prompt": str(note.get("negative_prompt", "")),
             "model": str(note.get("model", "")), "decoder": str(note.get("decoder", "")),
             "precision": str(note.get("precision", "")),
-            "decoder_tier": str(note.get("decoder_tier") or ""),
+            "decoder_tier": codec_tier_of(note),
             "seconds": float(note.get("seconds", frames / max(rate, 1))),
             "steps": int(note.get("steps", 0)), "seed": int(note.get("seed", 0)),
             "cfg": float(note.get("cfg", 1.0)), "apg": float(note.get("apg", 1.0)),

@@ -50,7 +50,7 @@ def result_row(result: GenerationResult, pcm: np.ndarray, engine_files: list[dic
         "inpaint_spans": json.dumps([list(span) for span in req.inpaint_spans]),
         "limiter_ceiling": float(req.limiter_ceiling), "mode": req.mode,
         "backend": result.backend, "requested_backend": req.backend,
-        "decoder_tier": getattr(result.files, "decoder_tier", "") or "",
+        "decoder_tier": getattr(result.files, "codec_tier", "") or "",
         "timings_ms": json.dumps({k: round(float(v), 3)
                                   for k, v in result.timings_ms.items()}),
         "engine_files": json.dumps(engine_files),
@@ -118,14 +118,14 @@ def note_for_row(row: dict, take_id: int) -> dict:
 
 
 def note_for_regenerated(take_id: int, record: TakeRecord, backend: str,
-                         decoder_tier: str | None = None) -> dict:
+                         codec_tier: str | None = None) -> dict:
     """The note embedded in the new audio file of a regenerated take (same row, new file);
-    `decoder_tier`: the codec tier the regeneration used (default: the record's)."""
+    `codec_tier`: the codec tier the regeneration used (default: the record's)."""
     return {"library_id": take_id, "created": record.created, "prompt": record.prompt,
             "negative_prompt": record.negative_prompt, "seed": record.seed,
             "model": record.model, "decoder": record.decoder,
             "precision": record.precision,
-            "decoder_tier": (decoder_tier or record.decoder_tier) or None,
+            "decoder_tier": (codec_tier or record.decoder_tier) or None,
             "steps": record.steps, "cfg": record.cfg,
             "apg": record.apg, "seconds": record.seconds, "mode": record.mode,
             "init_noise_level": record.init_noise_level,

@@ -11,22 +11,19 @@ is refused by name, and nothing of its take is published from the batch.
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from pathlib import Path
 from typing import Any
 
-import soundfile as sf
-
 from engines.batch.manifest import read_earlier
-from engines.delivery.sidecar import sidecar_path
+from engines.batch.resume import file_facts
+from engines.delivery.sidecar import read_sidecar, sidecar_path
 from engines.error_sentences import printable, shown
 from engines.store.library import ClipLibrary
 from engines.store.records import LibraryError
 from engines.team.errors import TeamError
 
-MAX_SIDECAR_BYTES = 4 << 20  # a sidecar is a page of JSON; a bigger one is not the batch's
 BATCH_DONE = ("ok", "skipped")
 
 
@@ -71,19 +68,18 @@ def batch_file_doubt(library: ClipLibrary, folder: Path, item: dict[str, Any]) -
     if why is not None:
         return why
     try:
-        with open(path, "rb") as handle:
-            frames = int(sf.info(handle).frames)
+        facts = file_facts(path)
     except Exception:  # noqa: BLE001 - whatever it is, it is not audio this batch wrote
         return "not an audio file"
-    for key, value in (("frames", frames), ("bytes", path.stat().st_size)):
-        if isinstance(item.get(key), int) and item[key] != value:
+    for key in ("frames", "bytes"):
+        if isinstance(item.get(key), int) and item[key] != facts[key]:
             return f"{key} differ from what the manifest recorded"
     sidecar = _sidecar(folder, name)
     if sidecar is None:
         return "no sidecar of the batch beside it"
     take_id = item.get("library_id")
     output = sidecar.get("output") if isinstance(sidecar.get("output"), dict) else {}
-    if sidecar.get("library_id") != take_id or output.get("samples") != frames:
+    if sidecar.get("library_id") != take_id or output.get("samples") != facts["frames"]:
         return "its sidecar describes another take"
     try:
         record = library.get(take_id)
@@ -115,10 +111,4 @@ def _sidecar(folder: Path, name: str) -> dict | None:
     path = sidecar_path(folder / name)
     if _plain_file(path, folder) is not None:
         return None
-    try:
-        if path.stat().st_size > MAX_SIDECAR_BYTES:
-            return None
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
+    return read_sidecar(path)

@@ -9,11 +9,11 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from pathlib import Path
 
 from engines.error_sentences import sentence, shown
+from engines.private_files import write_private_text
 from engines.team.errors import TeamError
 
 LOGINS_FILE = "logins.json"
@@ -54,19 +54,10 @@ def keep_logins(path: Path, changes: dict[str, str]) -> None:
     saved = read_logins(path)
     if all(saved.get(login) == password for login, password in changes.items()):
         return
-    temp = path.with_name(f".{path.name}.new")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temp.unlink(missing_ok=True)  # O_CREAT would keep a leftover's mode
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({**saved, **changes}, handle, indent=2)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
+        write_private_text(path, json.dumps({**saved, **changes}, indent=2) + "\n")
     except OSError as err:
-        temp.unlink(missing_ok=True)
         raise TeamError(sentence(f"Could not keep the team's logins in {shown(path)}", err)) \
             from err
 

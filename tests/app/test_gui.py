@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from app.common.gpu_jobs import GeneratedTake
 from app.common.session_take import Take
 from engines.constants import SAMPLES_PER_LATENT
 from tests.gui_support import child
@@ -156,7 +157,8 @@ def test_bad_input_is_one_sentence_and_keeps_takes(qtbot, window):
 def test_cancel_keeps_finished_takes(qtbot, window):
     ctl = window.studio
     seen = []
-    ctl.gpu.worker.takeReady.connect(lambda f: (seen.append(f), ctl.generation_controller.cancel()))
+    ctl.gpu.progress.connect(lambda p: isinstance(p.value, GeneratedTake)
+                             and (seen.append(p.value), ctl.generation_controller.cancel()))
     child(window, "stepsSpin").setValue(50)
     child(window, "promptEdit").setPlainText("drone")
     child(window, "secondsSpin").setValue(60.0)

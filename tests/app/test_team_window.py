@@ -7,7 +7,6 @@ is back. What reached the server is read with a connection of the test's own."""
 
 from __future__ import annotations
 
-import hashlib
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -26,13 +25,13 @@ from engines.team.outbox import Outbox
 from engines.team.provisioning import TeamSetup
 from engines.team.service import TeamLibrary
 from tests.gui_support import child
+from tests.hostile_support import sha256_of
 from tests.team_support import (
     PortForward,
     SharedServer,
     add_take,
     engine_files,
     require_postgres,
-    shared_server,
     with_port,
 )
 from tests.widget_texts import FLAG
@@ -40,16 +39,6 @@ from tests.widget_texts import FLAG
 require_postgres()
 
 UNREACHABLE = "cannot be reached"
-
-
-@pytest.fixture(scope="module")
-def team_server() -> SharedServer:
-    return shared_server()
-
-
-@pytest.fixture
-def team_db(team_server: SharedServer) -> TeamSetup:
-    return team_server.database()
 
 
 @pytest.fixture
@@ -112,10 +101,6 @@ def _waiting() -> int:
         return outbox.count()
     finally:
         outbox.close()
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def test_settings_test_the_line_in_one_sentence_and_keep_it(qtbot, open_window, team_db):
@@ -224,7 +209,7 @@ def test_publish_from_the_session_and_the_library_then_browse_search_and_drag(
     [path] = [Path(url.toLocalFile()) for url in mime.urls()]
     with TeamLibrary(parse_line(team_db.publisher_line), "test", tmp_path / "o") as team:
         audio = next(f for f in team.entry(entry.id).files if f.role == "take")
-    assert path.name == audio.name and _sha(path) == audio.sha256
+    assert path.name == audio.name and sha256_of(path) == audio.sha256
     assert path.is_relative_to(data_dir() / "team" / "files")
     assert path.with_suffix(".json").is_file()  # its sidecar beside it
 

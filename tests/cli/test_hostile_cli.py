@@ -38,8 +38,8 @@ from tests.hostile_support import (
     closed_port,
     gen_args,
     http_answer,
+    judge_case,
     make_templates,
-    run_case,
     sha256_of,
     write_wav,
 )
@@ -870,13 +870,4 @@ def test_the_judge_catches_broken_promises(tmp_path: Path):
 
 @pytest.mark.parametrize("case", case_params(CASES))
 def test_hostile_cli(case: Case, templates: Templates, tmp_path: Path):
-    ctx = Ctx(tmp_path, templates)
-    try:
-        result, problems = run_case(case, ctx)
-    finally:
-        ctx.cleanup()
-    print(f"[{case.id}] exit {result.rc} in {result.seconds:.1f} s: {result.excerpt(600)}")
-    if not problems:  # each case copies the demo set (7 MB): keep only the trees of failures
-        shutil.rmtree(tmp_path, ignore_errors=True)
-    assert not problems, (f"[{case.id}] exit {result.rc}: " + "; ".join(problems)
-                          + f"\n  output: {result.excerpt()}")
+    judge_case(case, templates, tmp_path)

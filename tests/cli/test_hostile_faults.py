@@ -39,8 +39,8 @@ from tests.hostile_support import (
     base_env,
     case_params,
     gen_args,
+    judge_case,
     make_templates,
-    run_case,
     write_wav,
 )
 
@@ -494,24 +494,13 @@ def test_the_table_ids_are_unique():
     assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)
 
 
-def _judge(case: Case, templates: Templates, tmp_path: Path) -> None:
-    ctx = Ctx(tmp_path, templates)
-    try:
-        result, problems = run_case(case, ctx)
-    finally:
-        ctx.cleanup()
-    print(f"[{case.id}] exit {result.rc} in {result.seconds:.1f} s: {result.excerpt(600)}")
-    assert not problems, (f"[{case.id}] exit {result.rc}: " + "; ".join(problems)
-                          + f"\n  output: {result.excerpt()}")
-
-
 @pytest.mark.parametrize("case", case_params(CASES))
 def test_hostile_faults(case: Case, templates: Templates, tmp_path: Path):
-    _judge(case, templates, tmp_path)
+    judge_case(case, templates, tmp_path)
 
 
 def test_generate_refuses_a_seed_run_past_the_last_seed(templates: Templates, tmp_path: Path):
-    _judge(GENERATE_SEED_RUN, templates, tmp_path)
+    judge_case(GENERATE_SEED_RUN, templates, tmp_path)
 
 
 # --------------------------------------------------------------------------------------------

@@ -40,7 +40,7 @@ from tests.team_support import (
     add_take,
     engine_files,
     require_postgres,
-    shared_server,
+    rows,
     team_library,
 )
 
@@ -48,16 +48,6 @@ require_postgres()
 import psycopg  # noqa: E402 - only once require_postgres has skipped where it is missing
 
 SECRET = "Sekr1tPa55w0rd"
-
-
-@pytest.fixture(scope="module")
-def team_server() -> SharedServer:
-    return shared_server()
-
-
-def _rows(line: str, query: str, args: tuple = ()) -> list[tuple]:
-    with psycopg.connect(line) as conn:
-        return conn.execute(query, args).fetchall()
 
 
 def _one_refusal(err: str) -> str:
@@ -77,9 +67,9 @@ def _published(team_server: SharedServer, tmp_path: Path, designer: str = "ann")
         assert team.publish(library, [take.id]).published
     library.close()
     admin = team_server.admin(setup)
-    record = _rows(admin, "SELECT to_jsonb(t) - 'embedding' - 'search' - 'id' FROM takes t")[0][0]
-    audio = _rows(admin, "SELECT role, file_name, sha256, size, format FROM take_files "
-                         "WHERE role = 'take'")[0]
+    record = rows(admin, "SELECT to_jsonb(t) - 'embedding' - 'search' - 'id' FROM takes t")[0][0]
+    audio = rows(admin, "SELECT role, file_name, sha256, size, format FROM take_files "
+                        "WHERE role = 'take'")[0]
     return setup, admin, record, audio
 
 
@@ -133,15 +123,15 @@ def test_the_server_refuses_a_designer_name_that_passes_for_another(team_server,
                 conn.execute(statement, (name,))
         # a name in any script is a name
         assert conn.execute("SELECT sa3_rate(1, %s, 4)", ("Zoë 山田",)).fetchone() == (True,)
-    assert _rows(admin, "SELECT designer FROM ratings UNION ALL SELECT designer FROM notes "
-                        "UNION ALL SELECT designer FROM tags") == [("Zoë 山田",)]
+    assert rows(admin, "SELECT designer FROM ratings UNION ALL SELECT designer FROM notes "
+                       "UNION ALL SELECT designer FROM tags") == [("Zoë 山田",)]
 
 
 def test_the_server_refuses_blank_and_oversized_text_and_names_that_are_paths(team_server,
                                                                               tmp_path):
     setup, admin, record, audio = _published(team_server, tmp_path)
     role, _, sha256, size, kind = audio
-    before = _rows(admin, "SELECT count(*) FROM takes")
+    before = rows(admin, "SELECT count(*) FROM takes")
 
     def publish(key: str, take: dict, file_name: str = "fine.wav", note: str | None = None):
         files = [{"role": role, "name": file_name, "sha256": sha256, "size": size,
@@ -162,10 +152,10 @@ def test_the_server_refuses_blank_and_oversized_text_and_names_that_are_paths(te
         for body in ("   ", "n" * 10_001):
             with pytest.raises(psycopg.errors.InvalidParameterValue, match="note"):
                 conn.execute("SELECT sa3_note(1, 'mallory', %s)", (body,))
-    assert _rows(admin, "SELECT count(*) FROM takes") == before
-    assert _rows(admin, "SELECT count(*) FROM notes") == [(0,)]
+    assert rows(admin, "SELECT count(*) FROM takes") == before
+    assert rows(admin, "SELECT count(*) FROM notes") == [(0,)]
     publish("plain", record, "Zoë's door (take 2).wav", note="a real note")  # plain ones pass
-    assert _rows(admin, "SELECT count(*) FROM notes") == [(1,)]
+    assert rows(admin, "SELECT count(*) FROM notes") == [(1,)]
 
 
 def test_a_designer_name_with_hidden_characters_is_bad_input(team_server, home, tmp_path,
@@ -180,8 +170,8 @@ def test_a_designer_name_with_hidden_characters_is_bad_input(team_server, home, 
         == 2
     said = _one_refusal(capsys.readouterr().err)
     assert "\u202e" not in said
-    assert _rows(admin, "SELECT count(*) FROM ratings") == [(0,)]
-    assert _rows(admin, "SELECT count(*) FROM designer_logins") == [(0,)]
+    assert rows(admin, "SELECT count(*) FROM ratings") == [(0,)]
+    assert rows(admin, "SELECT count(*) FROM designer_logins") == [(0,)]
 
 
 # ---- fetch writes only inside --to -------------------------------------------------------------
@@ -346,5 +336,5 @@ def test_a_hard_link_in_a_batch_folder_is_never_published_as_its_file(team_serve
     said = capsys.readouterr()
     refusal = _one_refusal(said.err)
     assert paths[1].name in refusal and "hard link" in refusal, refusal
-    assert _rows(team_server.admin(setup), "SELECT prompt FROM takes") == [("coin 0",)]
+    assert rows(team_server.admin(setup), "SELECT prompt FROM takes") == [("coin 0",)]
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import codecs
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -34,8 +33,8 @@ from tests.hostile_support import (
     Result,
     Templates,
     gen_args,
+    judge_case,
     make_templates,
-    run_case,
     write_wav,
 )
 
@@ -279,16 +278,7 @@ def test_the_ids_are_unique():
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 def test_hostile_round3(case: Case, templates: Templates, tmp_path: Path):
-    ctx = Ctx(tmp_path, templates)
-    try:
-        result, problems = run_case(case, ctx)
-    finally:
-        ctx.cleanup()
-    print(f"[{case.id}] exit {result.rc} in {result.seconds:.1f} s: {result.excerpt(600)}")
-    if not problems:
-        shutil.rmtree(tmp_path, ignore_errors=True)
-    assert not problems, (f"[{case.id}] exit {result.rc}: " + "; ".join(problems)
-                          + f"\n  output: {result.excerpt()}")
+    judge_case(case, templates, tmp_path)
 
 
 def test_the_hidden_character_judge_is_no_rubber_stamp():

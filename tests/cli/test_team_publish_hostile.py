@@ -7,7 +7,6 @@ the shared publisher login can no longer write as."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -16,39 +15,23 @@ import sys
 import threading
 from pathlib import Path
 
-import psycopg
-import pytest
-
 from engines.paths import library_dir
 from engines.store.library import ClipLibrary
 from engines.team.bundle import bundle_take
 from engines.team.connection import parse_line
 from main import main
+from tests.hostile_support import sha256_of
 from tests.team_support import (
     SharedServer,
     add_take,
     engine_files,
     require_postgres,
-    shared_server,
+    rows,
     team_library,
 )
 
 require_postgres()
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def team_server() -> SharedServer:
-    return shared_server()
-
-
-def _rows(admin: str, sql: str) -> list[tuple]:
-    with psycopg.connect(admin) as conn:
-        return conn.execute(sql).fetchall()
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _stored(team_server: SharedServer) -> set[str]:
@@ -91,10 +74,10 @@ def test_a_batch_manifest_publishes_only_its_own_files(team_server, home, tmp_pa
     for name in hostile:
         assert name in errors[0], name
     admin = team_server.admin(setup)
-    assert _rows(admin, "SELECT prompt FROM takes") == [("coin 0",)]  # nothing of take 1
-    names = {row[0] for row in _rows(admin, "SELECT file_name FROM take_files")}
+    assert rows(admin, "SELECT prompt FROM takes") == [("coin 0",)]  # nothing of take 1
+    names = {row[0] for row in rows(admin, "SELECT file_name FROM take_files")}
     assert not names & {"id_ed25519", "key.wav", "link.wav", "notes.wav"}
-    assert _sha(secret) not in _stored(team_server)
+    assert sha256_of(secret) not in _stored(team_server)
 
     # Every item refused: nothing published, one sentence, exit 2.
     manifest["items"] = list(hostile.values())
@@ -102,7 +85,7 @@ def test_a_batch_manifest_publishes_only_its_own_files(team_server, home, tmp_pa
     assert main(["team", "publish", "--batch", str(out), "--as", "ann"]) == 2
     said = capsys.readouterr()
     assert said.out == "" and said.err.count("\n") == 1 and "Nothing was published" in said.err
-    assert _rows(admin, "SELECT count(*) FROM takes") == [(1,)]
+    assert rows(admin, "SELECT count(*) FROM takes") == [(1,)]
 
 
 def _publish_process(home: Path, line: str, take_id: int) -> subprocess.Popen:
@@ -128,7 +111,7 @@ def test_three_publishes_of_one_take_at_once_from_one_data_folder_all_succeed(
         team_ids.add(words.rsplit("#", 1)[1])
         assert "waiting" not in out and "warning" not in err, (out, err)
     assert len(team_ids) == 1  # one entry, which every publish names
-    assert _rows(team_server.admin(setup), "SELECT count(*) FROM takes") == [(1,)]
+    assert rows(team_server.admin(setup), "SELECT count(*) FROM takes") == [(1,)]
     assert not list((home / "team" / "outbox").iterdir())  # every folder sent and removed
 
 
@@ -161,8 +144,8 @@ def test_publishers_on_threads_sharing_one_outbox_lose_nothing(team_server, tmp_
         assert not report.problems and report.unreachable is None, report
         assert {local for local, _, _ in report.published} >= {ids[0]}
     admin = team_server.admin(setup)
-    assert _rows(admin, "SELECT count(*) FROM takes") == [(3,)]
-    assert _rows(admin, "SELECT count(*) FROM ratings") == [(0,)]
+    assert rows(admin, "SELECT count(*) FROM takes") == [(3,)]
+    assert rows(admin, "SELECT count(*) FROM ratings") == [(0,)]
     with team_library(setup, "check", tmp_path / "shared") as team:
         assert team.outbox.count() == 0
     assert not list((tmp_path / "shared" / "outbox").iterdir())
@@ -184,12 +167,12 @@ def test_add_designer_prints_a_line_only_that_designer_writes_with(team_server, 
     assert main(["team", "publish", str(take.id), "--as", "someone else"]) == 0
     assert main(["team", "rate", "1", "4"]) == 0
     capsys.readouterr()
-    assert _rows(team_server.admin(setup), "SELECT designer FROM takes") == [("Dee Lane",)]
+    assert rows(team_server.admin(setup), "SELECT designer FROM takes") == [("Dee Lane",)]
     monkeypatch.setenv("SA3_STUDIO_TEAM", setup.publisher_line)
     assert main(["team", "rate", "1", "1", "--as", "dee lane"]) == 2
     said = capsys.readouterr().err
     assert said.count("\n") == 1 and "own connection line" in said and "reached" not in said
-    assert _rows(team_server.admin(setup), "SELECT designer, stars FROM ratings") == \
+    assert rows(team_server.admin(setup), "SELECT designer, stars FROM ratings") == \
         [("Dee Lane", 4)]
     assert main(["team", "add-designer", " ", "--admin", admin, "--database", database]) == 2
     assert "cannot be empty" in capsys.readouterr().err

@@ -8,26 +8,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 import wavinfo
 
 from engines.paths import library_dir
 from engines.store.library import ClipLibrary
 from main import main
 from tests.team_support import (
-    SharedServer,
     add_take,
     engine_files,
     require_postgres,
-    shared_server,
 )
 
 require_postgres()
-
-
-@pytest.fixture(scope="module")
-def team_server() -> SharedServer:
-    return shared_server()
 
 
 def _fx_name(folder: Path) -> str | None:

@@ -141,9 +141,9 @@ def test_unknown_precision_lists_valid_names() -> None:
     ({"model": "large"}, r"'large'.*medium, sm-music, sm-sfx, demo"),
     ({"model": "sm-sfx", "decoder": "same-xl"}, r"'same-xl'.*same-l, same-s, demo"),
     ({"model": "sm-sfx", "backend": "cuda"}, r"'cuda'.*auto, tensorrt, onnxruntime"),
-    ({"model": "sm-sfx", "tier": "turbo"}, r"'turbo'.*canonical, fp8, fp8_fast, legacy"),
-    ({"model": "medium", "tier": "fp8_fast"}, r"'fp8_fast'.*same-l"),
-    ({"model": "medium", "tier": "legacy"}, r"'legacy'.*same-l.*canonical, fp8"),
+    ({"model": "sm-sfx", "codec_tier": "turbo"}, r"'turbo'.*canonical, fp8, fp8_fast, legacy"),
+    ({"model": "medium", "codec_tier": "fp8_fast"}, r"'fp8_fast'.*same-l"),
+    ({"model": "medium", "codec_tier": "legacy"}, r"'legacy'.*same-l.*canonical, fp8"),
     ({"model": "demo", "decoder": "same-s"}, r"demo decoder|demo model.*'same-s'"),
     ({"model": "sm-sfx", "decoder": "demo"}, r"demo.*'sm-sfx'"),
 ])
@@ -181,7 +181,7 @@ def test_canonical_tensorrt_set_resolves(tmp_path: Path) -> None:
     assert files.tokenizer == base / "t5gemma" / "tokenizer.json"
     assert files.decoder == base / "same-s" / "dec_bf16_chunkable_limiter.trt"
     assert files.encoder == base / "same-s" / "enc_bf16_chunkable.trt"
-    assert files.decoder_tier == "canonical"
+    assert files.codec_tier == "canonical"
     assert files.jit_plugin is False
     assert result.supports_audio_input
     assert files.all_paths() == (files.text_encoder, files.tokenizer, files.dit, files.decoder,
@@ -242,17 +242,18 @@ CODEC_ALIASES = [
 def test_every_codec_alias_and_tier(tmp_path: Path, codec: str, tier: str, dec: str,
                                     enc: str) -> None:
     trt_tree(tmp_path, codec=codec, dec=dec, enc=enc)
-    explicit = catalog(tmp_path).resolve("sm-sfx", decoder=codec, tier=tier, backend="tensorrt")
+    explicit = catalog(tmp_path).resolve("sm-sfx", decoder=codec, codec_tier=tier,
+                                         backend="tensorrt")
     assert explicit.runnable, explicit.reason
     assert explicit.files is not None
     assert explicit.files.decoder.name == dec
     assert explicit.files.encoder is not None and explicit.files.encoder.name == enc
-    assert explicit.files.decoder_tier == tier
+    assert explicit.files.codec_tier == tier
     assert explicit.files.jit_plugin is False
     if tier in ("canonical", "legacy"):  # the automatic order finds these on its own
         auto = catalog(tmp_path).resolve("sm-sfx", decoder=codec, backend="tensorrt")
         assert auto.files is not None and auto.files.decoder.name == dec
-        assert auto.files.decoder_tier == tier
+        assert auto.files.codec_tier == tier
 
 
 def test_codec_table_covers_every_published_file() -> None:
@@ -345,7 +346,7 @@ def test_auto_backend_on_a_gpu_gives_the_jit_refusal(tmp_path: Path) -> None:
 def test_auto_tier_prefers_canonical_over_legacy(tmp_path: Path) -> None:
     base = trt_tree(tmp_path, dec="dec_dynamic_bf16.trt", enc="enc_dynamic_bf16.trt")
     legacy = catalog(tmp_path).resolve("sm-sfx", backend="tensorrt")
-    assert legacy.files is not None and legacy.files.decoder_tier == "legacy"
+    assert legacy.files is not None and legacy.files.codec_tier == "legacy"
     assert any("legacy decoder 'dec_dynamic_bf16.trt'" in n for n in legacy.notes)
     touch(base / "same-s" / "dec_bf16_chunkable_limiter.trt")
     touch(base / "same-s" / "enc_bf16_chunkable.trt")
@@ -358,16 +359,16 @@ def test_auto_tier_prefers_canonical_over_legacy(tmp_path: Path) -> None:
 def test_fp8_dit_prefers_fp8_decoder_then_canonical(tmp_path: Path) -> None:
     base = trt_tree(tmp_path, dit="dit_fp8.trt")
     fallback = catalog(tmp_path).resolve("sm-sfx", precision="fp8", backend="tensorrt")
-    assert fallback.files is not None and fallback.files.decoder_tier == "canonical"
+    assert fallback.files is not None and fallback.files.codec_tier == "canonical"
     touch(base / "same-s" / "dec_fp8.trt")
     fast = catalog(tmp_path).resolve("sm-sfx", precision="fp8", backend="tensorrt")
     assert fast.files is not None and fast.files.decoder.name == "dec_fp8.trt"
-    assert fast.files.decoder_tier == "fp8"
+    assert fast.files.codec_tier == "fp8"
 
 
 def test_explicit_tier_that_is_missing_names_its_file(tmp_path: Path) -> None:
     trt_tree(tmp_path)
-    result = catalog(tmp_path).resolve("sm-sfx", tier="fp8_fast", backend="tensorrt")
+    result = catalog(tmp_path).resolve("sm-sfx", codec_tier="fp8_fast", backend="tensorrt")
     assert not result.runnable
     assert "'dec_fp8_fast.trt'" in (result.reason or "")
 
@@ -435,7 +436,7 @@ def test_fp8_refused_below_cc_8_9_and_allowed_from_it(tmp_path: Path) -> None:
     assert not refused.runnable
     assert "8.9" in (refused.reason or "") and "8.6" in (refused.reason or "")
     assert "--precision fp16" in say(refused.reason or "")
-    tier = catalog(tmp_path, gpu=A6000).resolve("sm-sfx", tier="fp8", backend="tensorrt")
+    tier = catalog(tmp_path, gpu=A6000).resolve("sm-sfx", codec_tier="fp8", backend="tensorrt")
     assert not tier.runnable and "fp8 decoder tier" in (tier.reason or "")
 
     trt_tree(tmp_path, sm="sm_90", dit="dit_fp8.trt")

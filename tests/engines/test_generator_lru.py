@@ -28,7 +28,7 @@ def files_for(model: str) -> EngineFiles:
     root = Path("/fake") / model
     return EngineFiles(format="onnx", text_encoder=root / "text.onnx", tokenizer=root / "tok",
                        dit=root / "dit.onnx", decoder=root / "decoder.onnx", encoder=None,
-                       decoder_tier="canonical")
+                       codec_tier="canonical")
 
 
 class FakeCatalog:
@@ -37,7 +37,7 @@ class FakeCatalog:
     gpu = None
 
     def require(self, model, decoder=None, precision=None, backend="auto", need_encoder=False,
-                tier=None) -> Availability:
+                codec_tier=None) -> Availability:
         return Availability(model=model, decoder=decoder or "same-l", precision="fp16",
                             backend="onnxruntime", runnable=True, files=files_for(model))
 

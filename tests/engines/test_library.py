@@ -54,7 +54,7 @@ def engine_files_in(folder: Path) -> EngineFiles:
     return EngineFiles(format="onnx", text_encoder=folder / names["text_encoder"],
                        tokenizer=folder / names["tokenizer"], dit=folder / names["dit"],
                        decoder=folder / names["decoder"], encoder=folder / names["encoder"],
-                       decoder_tier="canonical")
+                       codec_tier="canonical")
 
 
 def make_result(files: EngineFiles, prompt: str = "rain on a tin roof", seed: int = 1,
@@ -235,7 +235,7 @@ def test_filter_by_codec_tier_and_the_tier_travels_with_the_take(lib: ClipLibrar
 
     made = {}
     for seed, tier in enumerate(("canonical", "coarse", "canonical", "fp8"), 1):
-        result = make_result(dataclasses.replace(files, decoder_tier=tier), seed=seed)
+        result = make_result(dataclasses.replace(files, codec_tier=tier), seed=seed)
         made.setdefault(tier, []).append(lib.add(result).id)
     assert sorted(_ids(lib.search(tier="canonical"))) == made["canonical"]
     assert _ids(lib.search(tier="coarse")) == made["coarse"]

@@ -22,7 +22,8 @@ import main as entry
 from engines.finish.finished_take import finish_take
 from engines.finish.settings import FinishSettings
 from engines.store import opening, schema
-from engines.store.library import ClipLibrary, ExportOptions, LibraryError
+from engines.store.export_plan import ExportOptions
+from engines.store.library import ClipLibrary, LibraryError
 from tests.engines.test_library import engine_files_in, make_result
 
 RATE = 44100

@@ -94,7 +94,7 @@ def _files(folder: Path, decoder: str) -> EngineFiles:
     return EngineFiles(format="onnx", text_encoder=folder / demo.TEXT_ENCODER_FILE,
                        tokenizer=folder / demo.TOKENIZER_FILE, dit=folder / "dit_fp16.onnx",
                        decoder=folder / decoder, encoder=folder / demo.ENCODER_FILE,
-                       decoder_tier="canonical", jit_plugin=False)
+                       codec_tier="canonical", jit_plugin=False)
 
 
 def _request(**kwargs):

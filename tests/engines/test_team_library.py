@@ -4,12 +4,10 @@ second, a read-only login cannot change anything, and every fetched file is chec
 
 from __future__ import annotations
 
-import hashlib
 import json
 import random
 import threading
 import time
-from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -22,46 +20,19 @@ from engines.store.library import ClipLibrary
 from engines.team.connection import parse_line
 from engines.team.entries import TeamQuery
 from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
-from engines.team.provisioning import TeamSetup
 from engines.team.service import TeamLibrary
+from tests.hostile_support import sha256_of
 from tests.team_support import (
     PortForward,
-    SharedServer,
     add_take,
     engine_files,
     require_postgres,
-    shared_server,
+    rows,
     team_library,
     with_port,
 )
 
 require_postgres()
-
-
-@pytest.fixture(scope="module")
-def team_server() -> SharedServer:
-    return shared_server()
-
-
-@pytest.fixture
-def team_db(team_server: SharedServer) -> TeamSetup:
-    return team_server.database()
-
-
-@pytest.fixture
-def local(tmp_path: Path):
-    library = ClipLibrary(tmp_path / "library")
-    yield library, engine_files(tmp_path / "engines")
-    library.close()
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _rows(admin: str, sql: str, params: tuple | None = None) -> list[tuple]:
-    with psycopg.connect(admin) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def test_publishing_twice_is_one_entry_with_every_file_in_the_store(team_server, team_db, local,
@@ -77,22 +48,22 @@ def test_publishing_twice_is_one_entry_with_every_file_in_the_store(team_server,
     assert [(r[1], r[2]) for r in again.published] == [(entry.id, False)]
     assert first.waiting == again.waiting == 0
     admin = team_server.admin(team_db)
-    assert _rows(admin, "SELECT count(*) FROM takes") == [(1,)]
+    assert rows(admin, "SELECT count(*) FROM takes") == [(1,)]
     assert (entry.prompt, entry.seed, entry.designer) == ("rain on a tin roof", 1, "alice")
     assert entry.rating_average == 4 and entry.rating_count == 1 and entry.my_rating == 4
     assert entry.tags == ["Ambience", "rain"]  # as given, ordered without case
-    assert _rows(admin, "SELECT designer, body FROM notes") == [("alice", "good tail")]
+    assert rows(admin, "SELECT designer, body FROM notes") == [("alice", "good tail")]
     # The take's own file and sidecar, in the store under their SHA-256, read-only.
     assert sorted(f.role for f in entry.files) == ["take", "take-sidecar"]
     store = team_server.root / "store"
     for file in entry.files:
         stored = store / file.sha256[:2] / file.sha256
-        assert _sha(stored) == file.sha256 and stored.stat().st_size == file.size
+        assert sha256_of(stored) == file.sha256 and stored.stat().st_size == file.size
         assert not stored.stat().st_mode & 0o222
     audio = next(f for f in entry.files if f.role == "take")
     samples, rate = sf.read(store / audio.sha256[:2] / audio.sha256, dtype="int16")
     assert rate == 44100 and np.array_equal(samples, library.load_audio(rain.id))
-    provenance = _rows(admin, "SELECT provenance FROM takes")[0][0]
+    provenance = rows(admin, "SELECT provenance FROM takes")[0][0]
     assert provenance["request"]["prompt"] == "rain on a tin roof"
     assert "output" not in provenance  # where the file lay on alice's machine
 
@@ -130,7 +101,7 @@ def test_a_batch_folder_publishes_its_takes_with_the_delivered_files(team_db, lo
     assert sorted(local_id for local_id, _, _ in report.published) == [t.id for t in takes]
     for entry, path in zip(sorted(entries, key=lambda e: e.prompt), paths, strict=True):
         # The batch's file is one of the entry's (here the raw take itself, so not twice).
-        assert _sha(path) in {f.sha256 for f in entry.files}
+        assert sha256_of(path) in {f.sha256 for f in entry.files}
         assert [f.role for f in entry.files].count("take") == 1
     with team_library(team_db, "bob", tmp_path / "outbox") as team, \
             pytest.raises(TeamError, match="manifest"):
@@ -171,12 +142,12 @@ def test_concurrent_publishers_lose_nothing_and_duplicate_nothing(team_server, t
         thread.join(120)
     assert not errors, errors
     admin = team_server.admin(team_db)
-    assert _rows(admin, "SELECT count(*), count(DISTINCT take_key) FROM takes") == [(14, 14)]
-    shared = _rows(admin, "SELECT rating_count, rating_avg, tag_list FROM takes WHERE "
-                          "prompt LIKE 'shared%' ORDER BY id")
+    assert rows(admin, "SELECT count(*), count(DISTINCT take_key) FROM takes") == [(14, 14)]
+    shared = rows(admin, "SELECT rating_count, rating_avg, tag_list FROM takes WHERE "
+                         "prompt LIKE 'shared%' ORDER BY id")
     assert shared == [(4, 2.5, designers)] * 2  # every designer's stars and tags, none lost
-    assert _rows(admin, "SELECT count(*) FROM takes t WHERE NOT EXISTS (SELECT 1 FROM "
-                        "take_files f WHERE f.take_id = t.id AND f.role = 'take')") == [(0,)]
+    assert rows(admin, "SELECT count(*) FROM takes t WHERE NOT EXISTS (SELECT 1 FROM "
+                       "take_files f WHERE f.take_id = t.id AND f.role = 'take')") == [(0,)]
 
 
 def test_ratings_and_tags_per_designer_have_no_lost_updates(team_server, team_db, local,
@@ -216,10 +187,10 @@ def test_ratings_and_tags_per_designer_have_no_lost_updates(team_server, team_db
         thread.join(120)
     assert not errors, errors
     admin = team_server.admin(team_db)
-    stored = dict(_rows(admin, "SELECT designer, stars FROM ratings"))
+    stored = dict(rows(admin, "SELECT designer, stars FROM ratings"))
     assert stored == {name: stars for name, (stars, _) in final.items()}
-    count, average, tag_list = _rows(admin, "SELECT rating_count, rating_avg, tag_list FROM "
-                                            "takes WHERE id = %s", (team_id,))[0]
+    count, average, tag_list = rows(admin, "SELECT rating_count, rating_avg, tag_list FROM "
+                                           "takes WHERE id = %s", (team_id,))[0]
     assert count == 8
     assert average == pytest.approx(sum(s for s, _ in final.values()) / 8, abs=1e-5)
     assert tag_list == sorted(set().union(*(tags for _, tags in final.values())))
@@ -270,7 +241,7 @@ def test_a_read_only_login_can_browse_but_not_change(team_server, team_db, local
         with psycopg.connect(team_db.reader_line) as conn, \
                 pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("UPDATE takes SET prompt = 'x'")
-    assert _rows(team_server.admin(team_db), "SELECT count(*), max(rating_count) FROM takes") \
+    assert rows(team_server.admin(team_db), "SELECT count(*), max(rating_count) FROM takes") \
         == [(1, 0)]
 
 
@@ -282,7 +253,7 @@ def test_fetch_checks_every_file_against_its_sha256(team_server, team_db, local,
         got = team.fetch(team_id, tmp_path / "first")
         again = team.fetch(team_id, tmp_path / "first")  # never replaces: numbered names
         entry = team.entry(team_id)
-        assert {_sha(p) for p in got} == {f.sha256 for f in entry.files}
+        assert {sha256_of(p) for p in got} == {f.sha256 for f in entry.files}
         assert [p.name for p in again] == [p.stem + "_2" + p.suffix for p in got]
         audio = next(f for f in entry.files if f.role == "take")
         stored = team_server.root / "store" / audio.sha256[:2] / audio.sha256
@@ -363,7 +334,7 @@ def test_a_store_out_of_reach_queues_and_a_local_copy_is_fetched_once(team_serve
         copy = team.local_copy(team_id)
         assert copy.parent.name == "team" and copy.stat().st_size > 0
         audio = next(f for f in team.entry(team_id).files if f.role == "take")
-        assert copy.name == audio.sha256 + ".wav" and _sha(copy) == audio.sha256
+        assert copy.name == audio.sha256 + ".wav" and sha256_of(copy) == audio.sha256
         stamp = copy.stat().st_mtime_ns
         assert team.local_copy(team_id) == copy and copy.stat().st_mtime_ns == stamp
 

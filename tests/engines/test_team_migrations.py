@@ -13,17 +13,12 @@ import pytest
 from engines.team import migrations
 from engines.team.errors import TeamError
 from engines.team.migrations import LATEST, MIGRATIONS, Migration, check_schema, migrate
-from tests.team_support import SharedServer, require_postgres, shared_server
+from tests.team_support import SharedServer, require_postgres
 
 require_postgres()
 _names = itertools.count(1)
 TABLES = {"schema_version", "team_settings", "takes", "take_files", "ratings", "tags", "notes",
           "designer_logins"}
-
-
-@pytest.fixture(scope="module")
-def team_server() -> SharedServer:
-    return shared_server()
 
 
 @pytest.fixture

@@ -31,33 +31,11 @@ from tests.team_support import (
     add_take,
     engine_files,
     require_postgres,
-    shared_server,
+    rows,
     team_library,
 )
 
 require_postgres()
-
-
-@pytest.fixture(scope="module")
-def team_server() -> SharedServer:
-    return shared_server()
-
-
-@pytest.fixture
-def team_db(team_server: SharedServer) -> TeamSetup:
-    return team_server.database()
-
-
-@pytest.fixture
-def local(tmp_path: Path):
-    library = ClipLibrary(tmp_path / "library")
-    yield library, engine_files(tmp_path / "engines")
-    library.close()
-
-
-def _rows(admin: str, sql: str, params: tuple | None = None) -> list[tuple]:
-    with psycopg.connect(admin) as conn:
-        return conn.execute(sql, params).fetchall()
 
 
 def _published(team_db: TeamSetup, local, tmp_path: Path) -> int:
@@ -74,13 +52,13 @@ def _published(team_db: TeamSetup, local, tmp_path: Path) -> int:
 
 
 def _state(admin: str, team_id: int) -> list:
-    return [_rows(admin, "SELECT designer, stars FROM ratings ORDER BY 1"),
-            _rows(admin, "SELECT designer, tag FROM tags ORDER BY 1, 2"),
-            _rows(admin, "SELECT role, file_name FROM take_files ORDER BY 1"),
-            _rows(admin, "SELECT rating_avg, rating_count, tag_list, designer, prompt FROM takes"
-                         " WHERE id = %s", (team_id,)),
-            _rows(admin, "SELECT count(*) FROM takes"),
-            _rows(admin, "SELECT designer, body FROM notes ORDER BY 1")]
+    return [rows(admin, "SELECT designer, stars FROM ratings ORDER BY 1"),
+            rows(admin, "SELECT designer, tag FROM tags ORDER BY 1, 2"),
+            rows(admin, "SELECT role, file_name FROM take_files ORDER BY 1"),
+            rows(admin, "SELECT rating_avg, rating_count, tag_list, designer, prompt FROM takes"
+                        " WHERE id = %s", (team_id,)),
+            rows(admin, "SELECT count(*) FROM takes"),
+            rows(admin, "SELECT designer, body FROM notes ORDER BY 1")]
 
 
 ATTACKS = [
@@ -135,7 +113,7 @@ def test_a_publisher_cannot_change_another_designers_take_with_direct_sql(attack
 def test_the_write_functions_never_reach_past_the_writer(team_server, team_db, local, tmp_path):
     team_id = _published(team_db, local, tmp_path)
     admin = team_server.admin(team_db)
-    key = _rows(admin, "SELECT take_key FROM takes")[0][0]
+    key = rows(admin, "SELECT take_key FROM takes")[0][0]
     before = _state(admin, team_id)
     evil = json.dumps([{"role": "take", "name": "evil.wav", "sha256": "c" * 64, "size": 5,
                         "format": "wav"}])
@@ -176,7 +154,7 @@ def test_a_designer_with_a_login_of_their_own_is_the_only_one_writing_as_them(
         conn.execute("SELECT sa3_rate(%s, 'alice', 1)", (team_id,))  # "as alice": as Carol
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             conn.execute("DELETE FROM ratings WHERE designer = 'alice'")
-    ratings = dict(_rows(admin, "SELECT designer, stars FROM ratings"))
+    ratings = dict(rows(admin, "SELECT designer, stars FROM ratings"))
     assert ratings == {"alice": 4, "bob": 2, "Carol Ng": 1}
     # The shared login may no longer write as her, in any case or spacing.
     with team_library(team_db, "carol ng", tmp_path / "s") as shared, \
@@ -186,7 +164,7 @@ def test_a_designer_with_a_login_of_their_own_is_the_only_one_writing_as_them(
             pytest.raises(psycopg.errors.DatabaseError) as refused:
         conn.execute("SELECT sa3_rate(%s, ' CAROL   NG ', 0)", (team_id,))
     assert refused.value.sqlstate == "SA301"
-    assert dict(_rows(admin, "SELECT designer, stars FROM ratings"))["Carol Ng"] == 1
+    assert dict(rows(admin, "SELECT designer, stars FROM ratings"))["Carol Ng"] == 1
     # A new line for her replaces the old one (a leaked line stops working).
     again = add_designer(admin, "carol ng", "localhost", port)
     assert again.login == carol.login and again.line != carol.line

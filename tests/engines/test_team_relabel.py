@@ -8,7 +8,6 @@ older schema is upgraded."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -25,33 +24,17 @@ from engines.team import migrations
 from engines.team.connection import parse_line
 from engines.team.designers import add_designer
 from engines.team.migrations import LATEST, migrate
-from engines.team.provisioning import TeamSetup
 from engines.team.service import TeamLibrary
+from tests.hostile_support import sha256_of
 from tests.team_support import (
-    SharedServer,
     add_take,
     engine_files,
     require_postgres,
-    shared_server,
     team_library,
 )
 
 require_postgres()
 GRAVEL = {"catid": "FOOTGrvl", "fx_name": "Gravel Step", "creator": "JD", "source": "SA3"}
-
-
-@pytest.fixture(scope="module")
-def team_server() -> SharedServer:
-    return shared_server()
-
-
-@pytest.fixture
-def team_db(team_server: SharedServer) -> TeamSetup:
-    return team_server.database()
-
-
-def _sha(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _labelled_take(root: Path, labels: dict[str, str]) -> tuple[ClipLibrary, int]:
@@ -131,7 +114,7 @@ def test_a_take_relabelled_and_published_again_is_fetched_with_its_new_labels(
     # were never touched (a copy fetched before still matches its hash).
     for _role, _name, sha in before + after:
         stored = store / sha[:2] / sha
-        assert _sha(stored) == sha and not stored.stat().st_mode & 0o222
+        assert sha256_of(stored) == sha and not stored.stat().st_mode & 0o222
     assert _labels(admin) == {**GRAVEL, "fx_name": "New Name"}
 
 

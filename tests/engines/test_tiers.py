@@ -128,14 +128,14 @@ def test_fp8_tiers_run_on_an_h200(tmp_path: Path, h200_gpu) -> None:
     for tier in ("canonical", "fp8", "fp8_fast"):
         answer = _resolve(models, tier)
         assert answer.files.decoder.name == SAME_S[tier][0] + ".trt"
-        assert answer.files.decoder_tier == tier
+        assert answer.files.codec_tier == tier
 
 
 def test_fp8_tiers_are_refused_on_an_sm86_card_with_what_to_do(tmp_path: Path,
                                                                monkeypatch) -> None:
     fake_gpu_probe(monkeypatch, A6000)
     models = engines_tree(tmp_path, "sm_86", tiers=("canonical", "fp8", "fp8_fast"))
-    assert _resolve(models, "canonical").files.decoder_tier == "canonical"
+    assert _resolve(models, "canonical").files.codec_tier == "canonical"
     for tier in ("fp8", "fp8_fast"):
         for backend in ("tensorrt", "auto"):
             with pytest.raises(ModelUnavailableError) as caught:
@@ -189,7 +189,7 @@ def test_default_pick_is_fp16mixed_with_the_canonical_codec_and_says_why(
                           dits=("dit_fp16", "dit_fp8"))
     catalog = Catalog(models, tensorrt_version=TRT)
     answer, reason = default_pick(catalog, "sm-sfx")
-    assert (answer.precision, answer.files.decoder_tier) == ("fp16", "canonical")
+    assert (answer.precision, answer.files.codec_tier) == ("fp16", "canonical")
     assert reason.startswith("fp16mixed (default) DiT + canonical SAME-S codec on TensorRT")
     assert "--precision fp8" in say(reason) and "--codec-tier fp8_fast" in say(reason)
     # Asking for the fp8 DiT brings the fp8 codec tier with it when that is installed.
@@ -201,7 +201,7 @@ def test_default_pick_falls_back_to_the_legacy_codec_and_says_so(tmp_path: Path,
                                                                  h200_gpu) -> None:
     models = engines_tree(tmp_path, "sm_90", tiers=("legacy",))
     answer, reason = default_pick(Catalog(models, tensorrt_version=TRT), "sm-sfx")
-    assert answer.files.decoder_tier == "legacy"
+    assert answer.files.codec_tier == "legacy"
     assert "canonical codec is not installed" in reason
 
 

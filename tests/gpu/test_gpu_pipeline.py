@@ -30,7 +30,7 @@ def files(demo_folder: Path) -> EngineFiles:
     return EngineFiles(format="trt", text_encoder=demo_folder / demo.TEXT_ENCODER_FILE,
                        tokenizer=demo_folder / demo.TOKENIZER_FILE,
                        dit=demo_folder / demo.DIT_FILE, decoder=demo_folder / demo.DECODER_FILE,
-                       encoder=demo_folder / demo.ENCODER_FILE, decoder_tier="canonical",
+                       encoder=demo_folder / demo.ENCODER_FILE, codec_tier="canonical",
                        jit_plugin=False)
 
 

@@ -31,7 +31,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> EngineFiles:
     return EngineFiles(format="trt", text_encoder=folder / demo.TEXT_ENCODER_FILE,
                        tokenizer=folder / demo.TOKENIZER_FILE, dit=folder / demo.DIT_FILE,
                        decoder=folder / demo.DECODER_FILE, encoder=folder / demo.ENCODER_FILE,
-                       decoder_tier="canonical", jit_plugin=False)
+                       codec_tier="canonical", jit_plugin=False)
 
 
 @pytest.fixture(scope="module")

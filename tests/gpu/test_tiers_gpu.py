@@ -36,11 +36,11 @@ def trt_files(tmp_path_factory: pytest.TempPathFactory):
     canonical = EngineFiles(format="trt", text_encoder=folder / demo.TEXT_ENCODER_FILE,
                             tokenizer=folder / demo.TOKENIZER_FILE, dit=folder / demo.DIT_FILE,
                             decoder=folder / "dec_bf16.trt", encoder=folder / "enc_bf16.trt",
-                            decoder_tier="canonical")
+                            codec_tier="canonical")
     tiers = {"canonical": canonical}
     for tier in ("fp8", "fp8_fast"):
         tiers[tier] = dataclasses.replace(canonical, decoder=folder / f"dec_{tier}.trt",
-                                          encoder=folder / f"enc_{tier}.trt", decoder_tier=tier)
+                                          encoder=folder / f"enc_{tier}.trt", codec_tier=tier)
     return tiers
 
 
@@ -53,16 +53,16 @@ def _trt_backend(files, module, tmp_path, loads: list, **kw):
     from tests.gpu_doubles import DecoderDouble, EncoderDouble, make_runners
 
     def load_codec(f, sm):
-        loads.append(f.decoder_tier)
-        return LoadedCodec(DecoderDouble(module, scale=SCALES[f.decoder_tier],
-                                         name=f"dec-{f.decoder_tier}"), EncoderDouble(module))
+        loads.append(f.codec_tier)
+        return LoadedCodec(DecoderDouble(module, scale=SCALES[f.codec_tier],
+                                         name=f"dec-{f.codec_tier}"), EncoderDouble(module))
 
     def load_runners(f, sm):
-        loads.append(f"all:{f.decoder_tier}")
+        loads.append(f"all:{f.codec_tier}")
         runners = make_runners(module)
         runners.decoder.close()  # the first codec is that of `f`, as a real load would be
-        runners.decoder = DecoderDouble(module, scale=SCALES[f.decoder_tier],
-                                        name=f"dec-{f.decoder_tier}")
+        runners.decoder = DecoderDouble(module, scale=SCALES[f.codec_tier],
+                                        name=f"dec-{f.codec_tier}")
         return runners
 
     return TensorRTBackend(files, kernel_cache_dir=tmp_path, load_runners=load_runners,

@@ -25,7 +25,7 @@ DEFAULT_CODECS = 2  # the tier in use and one to compare it with
 
 def codec_key(files: EngineFiles) -> str:
     """Identifies one codec tier's engine files (tier name first, for logs)."""
-    return f"{files.decoder_tier}:{files.decoder}:{files.encoder or ''}"
+    return f"{files.codec_tier}:{files.decoder}:{files.encoder or ''}"
 
 
 @dataclass
