@@ -1,4 +1,5 @@
-"""From a GenerationRequest to a finished take: validate, pick engines, keep backends loaded."""
+"""From a request to a finished take: check it (unless a front end already did), pick engines,
+keep backends loaded."""
 
 from __future__ import annotations
 
@@ -10,12 +11,20 @@ from engines.audio_io import float_from_pcm16
 from engines.backends.base import Backend, CancelFn, ProgressFn
 from engines.backends.onnxruntime import OnnxRuntimeBackend
 from engines.backends.tensorrt.backend import TensorRTBackend
-from engines.catalog import Availability, Catalog, EngineFiles, get_model_set, normalize_tier
+from engines.catalog import (
+    Availability,
+    Catalog,
+    EngineFiles,
+    get_model_set,
+    normalize_backend,
+    normalize_tier,
+)
+from engines.catalog.search import Choice
 from engines.error_sentences import path_text
 from engines.errors import CancelledError, ModelUnavailableError, RequestError
 from engines.finish.quality import quality_flags
 from engines.generation_result import GenerationResult
-from engines.request import GenerationRequest, ValidatedRequest, validate_request
+from engines.request import GenerationRequest, ValidatedRequest, checked_request
 
 log = logging.getLogger(__name__)
 
@@ -58,17 +67,23 @@ class Generator:
         self._max_loaded = max(1, max_loaded)
         self._make_backend = make_backend or self._new_backend
 
-    def validate(self, request: GenerationRequest) -> ValidatedRequest:
-        return validate_request(request, get_model_set(request.model).max_seconds)
+    def validate(self, request: GenerationRequest | ValidatedRequest) -> ValidatedRequest:
+        return checked_request(request)
 
     def resolve(self, req: ValidatedRequest, backend: str = "auto") -> Availability:
-        return self.catalog.require(req.model, req.decoder, req.precision, backend,
-                                    need_encoder=req.mode != "t2a", codec_tier=req.codec_tier)
+        """The engines for a checked request: its names are canonical already, so the
+        catalog looks them up without normalising them again."""
+        choice = Choice(get_model_set(req.model), req.decoder, req.precision,
+                        req.mode != "t2a", req.codec_tier)
+        return self.catalog.require_choice(choice, normalize_backend(backend))
 
-    def generate(self, request: GenerationRequest, progress: ProgressFn | None = None,
+    def generate(self, request: GenerationRequest | ValidatedRequest,
+                 progress: ProgressFn | None = None,
                  cancel: CancelFn | None = None) -> GenerationResult:
-        req = self.validate(request)
-        availability = self.resolve(req, request.backend)
+        """The take `request` asks for. A checked request (engines.request.checked_request,
+        made once at a front end's edge) runs as it is; a raw one is checked here."""
+        req = checked_request(request)
+        availability = self.resolve(req, req.backend)
         backend = self._backend_for(availability)
         result = backend.generate(req, progress, cancel)
         result.warnings = [*req.warnings, *availability.notes, *result.warnings]

@@ -235,6 +235,15 @@ def _latent_spans(spans: Sequence[tuple[float, float]]) -> list[tuple[int, int]]
 # --------------------------------------------------------------------------------------------
 
 
+def checked_request(req: GenerationRequest | ValidatedRequest) -> ValidatedRequest:
+    """The request checked against its model's longest length: a front end calls this once at
+    its edge and hands the result on; one already checked passes as it is, so the generator
+    (which calls this too, for callers that hand it a raw request) never checks it twice."""
+    if isinstance(req, ValidatedRequest):
+        return req
+    return validate_request(req, get_model_set(req.model).max_seconds)
+
+
 def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedRequest:
     """Check and resolve every field of `req` for a model allowing up to `max_seconds`."""
     warnings: list[str] = []

@@ -21,6 +21,7 @@ That engines/ never imports Qt or sounddevice is checked in test_layering.py.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -418,3 +419,53 @@ def test_one_gpu_job_entry_point() -> None:
         if isinstance(node, ast.Attribute) and node.attr.startswith("submit_")]
     assert not side_doors, "GPU work goes through GpuService.submit(job):\n" + "\n".join(
         side_doors)
+
+
+# Issue 33: a handler catches what its call is meant to raise (app.common.expected_errors);
+# `except Exception` stays only at safety nets (a Qt slot's or thread's top, the excepthook,
+# close and shutdown paths), and this many at most in app/.
+MAX_CATCH_ALLS_IN_APP = 38
+CATCH_ALL_NAMES = ("Exception", "BaseException")
+# `# noqa: BLE001 - why` (other codes may share the noqa), two words of why at least
+SAYS_WHY = re.compile(r"#\s*noqa:[^#]*\bBLE001\b[^#-]*-\s*\S+\s+\S+")
+
+
+def _catch_alls(tree: ast.AST) -> list[int]:
+    """Lines of `except:`, `except Exception` and `except BaseException` (alone or in a tuple)."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ExceptHandler):
+            continue
+        caught = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+        if node.type is None or any(
+                isinstance(c, ast.Name) and c.id in CATCH_ALL_NAMES for c in caught):
+            lines.append(node.lineno)
+    return lines
+
+
+def _app_catch_alls() -> list[tuple[str, int, str]]:
+    found = []
+    for module, path in _sources().items():
+        if not module.startswith("app."):
+            continue
+        text = path.read_text("utf-8")
+        source_lines = text.splitlines()
+        found += [(str(path.relative_to(REPO_ROOT)), n, source_lines[n - 1])
+                  for n in _catch_alls(ast.parse(text))]
+    return found
+
+
+def test_each_catch_all_in_app_says_why_it_must_catch_everything() -> None:
+    """`except Exception:  # noqa: BLE001 - <why>` on the handler's own line: a reader sees at
+    once that the catch-all is a safety net, and which."""
+    silent = [f"  {where}:{n}: {line.strip()}" for where, n, line in _app_catch_alls()
+              if not SAYS_WHY.search(line)]
+    assert not silent, ("a catch-all without a `# noqa: BLE001 - why` comment (or catch what "
+                        "is meant, app/common/expected_errors.py):\n" + "\n".join(silent))
+
+
+def test_catch_alls_in_app_stay_few() -> None:
+    found = _app_catch_alls()
+    assert len(found) <= MAX_CATCH_ALLS_IN_APP, (
+        f"{len(found)} catch-alls in app/ (at most {MAX_CATCH_ALLS_IN_APP}); catch what is "
+        "meant instead:\n" + "\n".join(f"  {where}:{n}" for where, n, _ in found))

@@ -17,7 +17,7 @@ from engines.audio_io import float_from_pcm16
 from engines.errors import CancelledError, StudioError
 from engines.finish.loop import make_loop
 from engines.live.worker import serve_pending
-from engines.request import MAX_SEED, GenerationRequest
+from engines.request import MAX_SEED, GenerationRequest, ValidatedRequest
 
 if TYPE_CHECKING:
     from engines.generation_result import GenerationResult
@@ -31,7 +31,9 @@ BATCH, LOOP, LIST, LIVE, KEEP, TASK = "batch", "loop", "list", "live", "keep", "
 class Job:
     """One take to generate; `index`/`total` place it in its batch (variations)."""
 
-    request: GenerationRequest
+    # Checked by the window (engines.request.checked_request): the generator runs it as it is.
+    # A raw one (the library's regenerate) is checked once, by the generator.
+    request: ValidatedRequest | GenerationRequest
     index: int = 0
     total: int = 1
     label: str = ""

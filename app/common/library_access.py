@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.notifier import user_sentence
 from engines import paths
 from engines.store.library import ClipLibrary
@@ -18,7 +19,7 @@ def open_library() -> ClipLibrary | UnavailableLibrary:
     will not open (a newer schema, a folder that cannot be created) must not stop the window."""
     try:
         return ClipLibrary(paths.library_dir())
-    except Exception as exc:  # noqa: BLE001 - one sentence; the traceback to the log
+    except LIBRARY_ERRORS as exc:  # one sentence; the traceback to the log
         text = user_sentence("Could not open the sound library", exc)
         log.warning("%s", text, exc_info=exc)
         return UnavailableLibrary(text)

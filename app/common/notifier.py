@@ -48,7 +48,7 @@ def unexpected_sentence(err: BaseException, log_hint: str) -> str:
         happened, _ = reason(err)
         return (f"Something went wrong unexpectedly ({happened}); the window carries on, and "
                 f"the details are in {log_hint}.")
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - the safety net's own sentence: never raise
         return "Something went wrong unexpectedly; the details are in the log file."
 
 
@@ -56,7 +56,7 @@ def one_line(text: object) -> str:
     """Control characters (a newline in a file name, ESC) never reach the status bar."""
     try:
         return printable(text).strip()
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any object's str() may raise; never here
         return repr(text)
 
 
@@ -99,7 +99,7 @@ class Notifier(QObject):
                 log.info("%s", text, exc_info=err)
             else:
                 log.warning("%s", text, exc_info=err)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - logging must not stop the sentence
             pass
         self.error(text)
         return text
@@ -115,7 +115,7 @@ class Notifier(QObject):
                 log.info("shown to the user: %s", line)
             self.history.extend(lines)
             self.shown.emit("  ".join(lines), 0)
-        except Exception:  # noqa: BLE001
+        except Exception:  # noqa: BLE001 - a deleted status bar must not raise here
             log.warning("could not show the notices", exc_info=True)
 
 
@@ -124,7 +124,7 @@ def take_settings_notices() -> list[str]:
     out once, so whoever takes them must show them."""
     try:
         return list(stored_settings.take_notices())
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - runs in error paths: never raise
         log.warning("could not collect the settings notices", exc_info=True)
         return []
 

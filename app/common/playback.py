@@ -253,11 +253,11 @@ class Player:
             return
         try:
             stream.stop()
-        except Exception:  # closing must finish even when the device went away
+        except Exception:  # noqa: BLE001 - closing must finish even when the device went away
             log.exception("stopping the audio stream failed")
         try:
             stream.close()
-        except Exception:
+        except Exception:  # noqa: BLE001 - closing must finish: the stream is dropped anyway
             log.exception("closing the audio stream failed")
 
     # -- internals ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox
 
+from app.common.expected_errors import CATALOG_ERRORS
 from app.common.remedy_words import MAIN, for_window
 from engines.catalog.tier_choice import default_pick
 
@@ -24,7 +25,7 @@ def pick_words(catalog, model: str, here: str = MAIN) -> str:
     (engines.catalog.tier_choice.default_pick), in the window's words."""
     try:
         answer, reason = default_pick(catalog, model)
-    except Exception as exc:  # noqa: BLE001 - a courtesy line, never a failure
+    except CATALOG_ERRORS as exc:  # a courtesy line, never a failure
         return f"What would be used could not be worked out ({type(exc).__name__})."
     if not answer.runnable:  # the catalog's own sentence: what is missing, how to get it
         return tier_words(reason, here)

@@ -12,6 +12,7 @@ from PySide6.QtCore import QMimeData, QObject, Qt, QUrl
 from PySide6.QtGui import QDrag, QGuiApplication
 from PySide6.QtWidgets import QFileDialog, QListWidgetItem
 
+from app.common.expected_errors import FILE_ERRORS
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
@@ -82,7 +83,7 @@ class ExportController(QObject):
         written. Called from Qt's drag machinery, so nothing may escape from here."""
         try:
             path = self.file_for(take)
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except Exception as exc:  # noqa: BLE001 - inside Qt's drag: an escape aborts the app
             self.notifier.failed("Could not write the take's file for dragging", exc)
             return None
         data = QMimeData()
@@ -123,7 +124,7 @@ class ExportController(QObject):
         try:
             self.finished_for(take)
             name = file_stem(take, self.name_template(), self.library)
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except FILE_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed("Could not save the take", exc)
             return
         filters = SAVE_FILTERS
@@ -143,7 +144,7 @@ class ExportController(QObject):
         try:
             self.finished_for(take)
             written = save_take_as(take, path, fmt, self.library)
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except FILE_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed(f"Could not save {shown(path)}", exc)
             return None
         self.last_folder = Path(written).parent

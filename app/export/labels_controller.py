@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QWidget
 
+from app.common.expected_errors import SETTINGS_ERRORS
 from app.common.notifier import Notifier
 from app.export.labels_dialog import LabelsDialog
 from engines import paths
@@ -20,7 +21,7 @@ def ucs_status() -> str:
     """The imported list in words, for the dialog."""
     try:
         ucs = load_user_list()
-    except Exception as exc:  # noqa: BLE001 - the dialog says it; importing again fixes it
+    except SETTINGS_ERRORS as exc:  # the dialog says it; importing again fixes it
         return str(exc)
     if ucs is None:
         return "No UCS list imported: category IDs are used as you type them."
@@ -41,7 +42,7 @@ class LabelsController(QObject):
         """Show the dialog (not modal, so tests and assistive tools can drive it)."""
         try:
             values = studio_names()
-        except Exception as exc:  # noqa: BLE001 - an unreadable data folder: empty fields
+        except SETTINGS_ERRORS as exc:  # an unreadable data folder: empty fields
             self.notifier.failed("Could not read the label settings", exc)
             values = {}
         dialog = self.dialog = LabelsDialog(values, ucs_status(), self.window)
@@ -58,7 +59,7 @@ class LabelsController(QObject):
             return False
         try:
             ucs = import_ucs_csv(Path(path))
-        except Exception as exc:  # noqa: BLE001 - one sentence; the earlier list is kept
+        except SETTINGS_ERRORS as exc:  # one sentence; the earlier list is kept
             self.notifier.failed("Could not import the UCS list", exc)
             return False
         if dialog is not None:
@@ -69,7 +70,7 @@ class LabelsController(QObject):
     def keep(self, values: dict[str, str]) -> bool:
         try:
             stored_settings.update_settings(paths.data_dir(), values)
-        except Exception as exc:  # noqa: BLE001 - one sentence; nothing else changes
+        except SETTINGS_ERRORS as exc:  # one sentence; nothing else changes
             self.notifier.failed("Could not keep the label settings", exc)
             return False
         self.notifier.status("Labels kept: every file delivered from now on carries them.")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer
 
+from app.common.expected_errors import PLAYBACK_ERRORS
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.takes.viewer import TakeViewer
@@ -41,7 +42,7 @@ class WrapAudition(QObject):
         try:
             self._seek_before_wrap()
             self.player.play()
-        except Exception as exc:  # noqa: BLE001 - the device vanished: one sentence
+        except PLAYBACK_ERRORS as exc:  # the device vanished: one sentence
             self.notifier.failed("Could not play the loop", exc)
             return
         self.viewer.play_button.setText("Pause")

@@ -18,6 +18,7 @@ from functools import partial
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.common.background_jobs import BackgroundJobs, JobOutcome
+from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_service import GpuService
 from app.common.library_access import UnavailableLibrary
 from app.common.notifier import Notifier
@@ -138,7 +139,7 @@ class FinishController(QObject):
     def _render(self, take: Take, settings: FinishSettings) -> None:
         try:
             settings.validate()
-        except Exception as exc:  # noqa: BLE001 - one sentence; the chain stays as it was
+        except ValueError as exc:  # one sentence; the chain stays as it was
             self.notifier.failed("Could not use these finishing settings", exc)
             return
         if settings.loop and not self._loop_fits(take, settings):
@@ -210,7 +211,7 @@ class FinishController(QObject):
         record = take.finished.finished_take.record() if take.finishing is not None else None
         try:
             setter(take.library_id, record)
-        except Exception as exc:  # noqa: BLE001 - the session keeps the chain either way
+        except LIBRARY_ERRORS as exc:  # the session keeps the chain either way
             self.notifier.failed("Could not keep the finishing chain in the library", exc)
 
     # ------------------------------------------------------------------ readout and handles

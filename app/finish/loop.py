@@ -15,6 +15,7 @@ from functools import partial
 from PySide6.QtCore import QObject, Signal
 
 from app.common.background_jobs import BackgroundJobs, JobOutcome
+from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_jobs import loop_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier, user_sentence
@@ -61,7 +62,7 @@ class LoopMaker(QObject):
             return None
         try:
             return self.library.regeneration_request(take.library_id)
-        except Exception:  # noqa: BLE001 - no request: the caller offers the crossfade
+        except LIBRARY_ERRORS:  # no request: the caller offers the crossfade
             log.info("no regeneration request for library take %s", take.library_id,
                      exc_info=True)
             return None

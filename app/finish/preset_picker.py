@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QInputDialog
 
+from app.common.expected_errors import SETTINGS_ERRORS
 from app.common.notifier import Notifier
 from app.finish.panel import FinishPanel
 from app.finish.presets import (
@@ -56,7 +57,7 @@ class PresetPicker:
         """Fill the panel from the preset `name` and finish the selected take with it."""
         try:
             settings = get_preset(paths.data_dir(), name)
-        except Exception as exc:  # noqa: BLE001 - one sentence
+        except SETTINGS_ERRORS as exc:  # one sentence
             self.notifier.failed(f"Could not use the preset {name!r}", exc)
             return
         self.panel.set_settings(settings)
@@ -82,7 +83,7 @@ class PresetPicker:
             return
         try:
             settings = get_preset(paths.data_dir(), self.last_preset)
-        except Exception as exc:  # noqa: BLE001 - one sentence; new takes stay raw
+        except SETTINGS_ERRORS as exc:  # one sentence; new takes stay raw
             self.notifier.failed(f"Could not finish the new take with {self.last_preset!r}", exc)
             self.last_preset = RAW
             return

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from app.common.expected_errors import SETTINGS_ERRORS
 from app.common.notifier import Notifier
 from engines import paths
 from engines import settings as stored_settings
@@ -23,7 +24,7 @@ from engines.finish.settings import FinishSettings
 def preset_names(notifier: Notifier) -> list[str]:
     try:
         return list_presets(paths.data_dir())
-    except Exception as exc:  # noqa: BLE001 - the built-ins still work
+    except SETTINGS_ERRORS as exc:  # the built-ins still work
         notifier.failed("Could not read your finishing presets", exc)
         return list(BUILTIN_PRESETS)
 
@@ -34,7 +35,7 @@ def save_panel_preset(notifier: Notifier, name: str, settings: FinishSettings) -
     settings = replace(settings, trim_in_s=None, trim_out_s=None)
     try:
         stored = save_preset(paths.data_dir(), name, settings)
-    except Exception as exc:  # noqa: BLE001 - one sentence
+    except SETTINGS_ERRORS as exc:  # one sentence
         notifier.failed("Could not save the preset", exc)
         return None
     notifier.status(f"Saved the finishing preset {stored!r}.")
@@ -47,7 +48,7 @@ def delete_named_preset(notifier: Notifier, name: str) -> bool:
         return False
     try:
         delete_preset(paths.data_dir(), name)
-    except Exception as exc:  # noqa: BLE001 - e.g. a built-in: one sentence
+    except SETTINGS_ERRORS as exc:  # e.g. a built-in: one sentence
         notifier.failed(f"Could not delete the preset {name!r}", exc)
         return False
     notifier.status(f"Deleted the finishing preset {name!r}.")
@@ -58,7 +59,7 @@ def load_template(notifier: Notifier) -> str:
     """The stored export name template, or the default (a damaged one is said once)."""
     try:
         return stored_template()
-    except Exception as exc:  # noqa: BLE001 - the default still names files
+    except SETTINGS_ERRORS as exc:  # the default still names files
         notifier.failed("Could not use the stored export name template", exc)
         return DEFAULT_TEMPLATE
 
@@ -68,11 +69,11 @@ def store_template(notifier: Notifier, text: str) -> str:
     text = text.strip() or DEFAULT_TEMPLATE
     try:
         check_template(text)
-    except Exception as exc:  # noqa: BLE001 - one sentence; the old template stays
+    except SETTINGS_ERRORS as exc:  # one sentence; the old template stays
         notifier.failed("Could not use that name template", exc)
         return load_template(notifier)
     try:
         stored_settings.update_settings(paths.data_dir(), {TEMPLATE_SETTING: text})
-    except Exception as exc:  # noqa: BLE001 - still used for this session
+    except SETTINGS_ERRORS as exc:  # still used for this session
         notifier.failed("Could not keep the name template for next time", exc)
     return text

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from dataclasses import replace
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -18,11 +19,10 @@ from app.common.texts import NEGATIVE_OFF_HELP
 from app.common.worker import Submitted
 from app.generate.panel import GenerationPanel
 from app.generate.requests import SEED_RANGE, panel_request, read_seed
-from engines.catalog import get_model_set
 from engines.durations import duration_text
 from engines.errors import CancelledError, StudioError
 from engines.finish.quality import describe_flag
-from engines.request import GenerationRequest, default_seconds, validate_request
+from engines.request import GenerationRequest, ValidatedRequest, checked_request, default_seconds
 
 log = logging.getLogger(__name__)
 
@@ -129,8 +129,11 @@ class GenerationController(QObject):
             count = self.panel.variations_spin.value()
             init_take = self.session.init_take
             init = init_take.float_audio() if init_take is not None else None
-            requests = [self.build_request((first + i) % SEED_RANGE, init) for i in range(count)]
-            validate_request(requests[0], get_model_set(requests[0].model).max_seconds)
+            # Checked once here, the window's edge; the GPU job and the generator run the
+            # checked request as it is. Variations differ only in their seed, so they share
+            # the one check (and its one copy of the init audio).
+            checked = checked_request(self.build_request(first, init))
+            requests = [replace(checked, seed=(first + i) % SEED_RANGE) for i in range(count)]
         except StudioError as exc:
             self.notifier.error(str(exc))
             return
@@ -143,14 +146,13 @@ class GenerationController(QObject):
             self.notifier.status(why)
             return
         try:
-            request = self.build_request(secrets.randbelow(SEED_RANGE))
-            validate_request(request, get_model_set(request.model).max_seconds)
+            request = checked_request(self.build_request(secrets.randbelow(SEED_RANGE)))
         except StudioError as exc:
             self.notifier.error(str(exc))
             return
         self.submit([request])
 
-    def submit(self, requests: list[GenerationRequest], reroll_flagged: int = 0) -> None:
+    def submit(self, requests: list[ValidatedRequest], reroll_flagged: int = 0) -> None:
         parent_id, source = self.session.init_lineage()
         self.queue_takes([Job(request=r, index=i, total=len(requests), label=r.prompt,
                               parent_id=parent_id, init_source=source,

@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QFileDialog
 
+from app.common.expected_errors import FILE_ERRORS, LIBRARY_ERRORS
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
@@ -104,14 +105,14 @@ class InpaintController(QObject):
             audio = read_audio(path, max_seconds=MAX_INIT_S)  # no model uses more
             take = Take(prompt=Path(path).stem, pcm=pcm16_from_float(audio),
                         seed=None, model="imported", init_path=Path(path))
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except FILE_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed(f"Could not read {shown(path)}", exc)
             return None
         problem = None
         try:
             take.library_id = self.library.add_imported(take.pcm, str(path), take.prompt).id
             self.libraryChanged.emit()
-        except Exception as exc:  # noqa: BLE001
+        except LIBRARY_ERRORS as exc:
             problem = exc
         self.session.add_take(take, select=True)
         self.session.set_init(take)

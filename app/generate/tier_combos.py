@@ -15,6 +15,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QComboBox
 
+from app.common.expected_errors import CATALOG_ERRORS
 from app.common.tiers import DEFAULT_ROLE, chosen, tier_words
 from app.generate.panel import GenerationPanel
 from engines.catalog.tier_choice import TierOption, codec_tier_options, precision_options
@@ -81,7 +82,7 @@ class TierCombos(QObject):
         try:
             options = precision_options(self.catalog(), self.model,
                                         w.decoder_combo.currentData())
-        except Exception:  # noqa: BLE001 - a choice list is never worth a crash
+        except CATALOG_ERRORS:  # a choice list is never worth a crash
             log.warning("could not list the precisions of %s", self.model, exc_info=True)
             options = []
         fill(w.precision_combo, options, chosen(w.precision_combo))
@@ -93,7 +94,7 @@ class TierCombos(QObject):
             options = codec_tier_options(self.catalog(), self.model,
                                          w.decoder_combo.currentData(),
                                          w.precision_combo.currentData())
-        except Exception:  # noqa: BLE001 - a name the catalog refuses: an empty list
+        except CATALOG_ERRORS:  # a name the catalog refuses: an empty list
             log.warning("could not list the codec tiers of %s", self.model, exc_info=True)
             options = []
         fill(w.codec_tier_combo, options, chosen(w.codec_tier_combo))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QObject, QUrl, Signal
 
+from app.common.expected_errors import LIBRARY_ERRORS, PLAYBACK_ERRORS
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
@@ -51,7 +52,7 @@ def restore_finishing(take: Take, record) -> None:
         return
     try:
         take.finishing = FinishSettings.from_dict(stored["chain"])
-    except Exception:  # noqa: BLE001 - a damaged record: the raw take still works
+    except ValueError:  # RequestError: a damaged record: the raw take still works
         log.info("ignoring the stored finishing chain of take %s", record.id, exc_info=True)
         return
     loop = stored.get("loop")
@@ -89,7 +90,7 @@ class LibraryBrowsing(QObject):
             return
         try:
             pcm = self.library.load_audio(record.id)
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except LIBRARY_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed(f"Could not play library take #{record.id}", exc)
             return
         keep = self.session.hear_finished
@@ -98,7 +99,7 @@ class LibraryBrowsing(QObject):
             if not keep:
                 self.player.seek(0.0)
             self.player.play()
-        except Exception as exc:  # noqa: BLE001 - the device vanished: one sentence
+        except PLAYBACK_ERRORS as exc:  # the device vanished: one sentence
             self.notifier.failed("Could not play the take", exc)
             return
         self.auditionStarted.emit()
@@ -116,7 +117,7 @@ class LibraryBrowsing(QObject):
             try:
                 take = self.session.for_library_id(record.id) or self._take_for_drag(record)
                 urls.append(QUrl.fromLocalFile(str(self.file_for(take))))
-            except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+            except Exception as exc:  # noqa: BLE001 - inside Qt's drag: an escape aborts the app
                 self.notifier.failed(f"Could not write the file of library take #{record.id} "
                                      "for dragging", exc)
                 return None

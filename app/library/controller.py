@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from app.common.expected_errors import LIBRARY_ERRORS, SETTINGS_ERRORS
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
@@ -113,7 +114,7 @@ class LibraryController(QObject):
         panel = self.panel
         try:
             panel.set_tiers(self.library.tiers())
-        except Exception:  # noqa: BLE001 - the filter keeps its old list; the search goes on
+        except LIBRARY_ERRORS:  # the filter keeps its old list; the search goes on
             log.info("could not list the library's codec tiers", exc_info=True)
         if self.similar.active:
             self.similar.reload()
@@ -125,7 +126,7 @@ class LibraryController(QObject):
             matching = self.library.count(**{k: v for k, v in query.items()
                                              if k not in ("sort", "descending")})
             total = self.library.count() if _filtered(query) else matching
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except LIBRARY_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed("Could not search the library", exc)
             return
         panel.model.set_records(records)
@@ -146,7 +147,7 @@ class LibraryController(QObject):
         try:  # a CatID the user's UCS list lacks is refused before anything is saved
             labels = label_changes(**edited) if edited else {}
             unchecked = unchecked_catid([labels.get("catid", "")])
-        except Exception as exc:  # noqa: BLE001 - one sentence, with the closest CatIDs
+        except SETTINGS_ERRORS as exc:  # one sentence, with the closest CatIDs
             self.notifier.failed(f"Could not keep the labels of take #{record.id}", exc)
             return
         try:
@@ -155,7 +156,7 @@ class LibraryController(QObject):
                                 notes=panel.notes_edit.toPlainText())
             if labels:
                 self.library.set_labels(record.id, labels)
-        except Exception as exc:  # noqa: BLE001
+        except LIBRARY_ERRORS as exc:
             self.notifier.failed(f"Could not save the rating, tags, notes and labels of take "
                                  f"#{record.id}", exc)
             return
@@ -192,7 +193,7 @@ class LibraryController(QObject):
             record = self.library.get(take_id)
             stored = "" if name == record.prompt else name
             self.library.update(take_id, name=stored)
-        except Exception as exc:  # noqa: BLE001 - one sentence; the old name stays
+        except LIBRARY_ERRORS as exc:  # one sentence; the old name stays
             self.notifier.failed(f"Could not rename take #{take_id}", exc)
             return
         in_session = self.session.for_library_id(take_id)
@@ -210,7 +211,7 @@ class LibraryController(QObject):
             return
         try:
             self.library.update(take.library_id, name=take.name)
-        except Exception as exc:  # noqa: BLE001 - the session keeps the name either way
+        except LIBRARY_ERRORS as exc:  # the session keeps the name either way
             self.notifier.failed(f"Could not keep the new name of take #{take.library_id} in "
                                  "the library", exc)
             return
@@ -240,7 +241,7 @@ class LibraryController(QObject):
         try:
             record = self.library.get(take_id)
             pcm = self.library.load_audio(take_id)
-        except Exception as exc:  # noqa: BLE001
+        except LIBRARY_ERRORS as exc:
             self.notifier.failed(f"Could not load library take #{take_id}", exc)
             return None
         take = take_from_record(record, pcm)
@@ -266,7 +267,7 @@ class LibraryController(QObject):
         for record in records:
             try:
                 self.library.delete(record.id)
-            except Exception as exc:  # noqa: BLE001 - the takes moved so far stay undoable
+            except LIBRARY_ERRORS as exc:  # the takes moved so far stay undoable
                 problem = (record.id, exc)
                 break
             self.deleted_ids.append(record.id)
@@ -286,7 +287,7 @@ class LibraryController(QObject):
         take_id = self.deleted_ids[-1]
         try:
             self.library.restore(take_id)
-        except Exception as exc:  # noqa: BLE001 - it stays in the trash; Undo can retry
+        except LIBRARY_ERRORS as exc:  # it stays in the trash; Undo can retry
             self.notifier.failed(f"Could not restore library take #{take_id}", exc)
             return
         self.deleted_ids.pop()

@@ -15,6 +15,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
+from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_jobs import task_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
@@ -75,7 +76,7 @@ class LibraryExporter(QObject):
             if self._on_worker(records, "folder", target, ids):
                 return []
             written = self.library.export(ids, target, self.options())
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except LIBRARY_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed(f"Could not export to {shown(folder)}", exc)
             return []
         self.notifier.status(f"Exported {len(written)} take(s) with sidecars to {folder}.")
@@ -97,7 +98,7 @@ class LibraryExporter(QObject):
             if self._on_worker(records, "zip", target, ids):
                 return None
             written = self.library.export_zip(ids, target, self.options())
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except LIBRARY_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed(f"Could not write {shown(path)}", exc)
             return None
         self.notifier.status(f"Exported {len(records)} take(s) to {written}.")

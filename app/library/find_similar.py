@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.library_access import UnavailableLibrary
 from app.common.notifier import Notifier
 from app.common.session_take import Take
@@ -141,7 +142,7 @@ class SimilarResults(QObject):
         panel.model.set_records(records, self.similarity)
         try:
             total = self.library.count()
-        except Exception:  # noqa: BLE001 - the sentence goes without the total
+        except LIBRARY_ERRORS:  # the sentence goes without the total
             log.info("could not count the library", exc_info=True)
             total = None
         of = f" ({total} take{'s' if total != 1 else ''} in the library)" \

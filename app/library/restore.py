@@ -13,6 +13,7 @@ import logging
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_jobs import Job, batch_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
@@ -149,7 +150,7 @@ class SettingsRestore(QObject):
         self.restore_settings(record)
         try:
             request = self.library.regeneration_request(record.id)
-        except Exception as exc:  # noqa: BLE001
+        except LIBRARY_ERRORS as exc:
             self.notifier.failed(f"Could not regenerate take #{record.id}", exc)
             return
         parent_id, source = self.session.init_lineage()

@@ -87,7 +87,7 @@ class _SearchWorker(QObject):
                 found = similar_to_audio(library, query.audio, query.limit, encoders=encoders)
         except _Stopped:
             return
-        except Exception as exc:  # noqa: BLE001 - worded as one sentence on the GUI thread
+        except Exception as exc:  # noqa: BLE001 - top of the search thread: one sentence
             self.failed.emit(query, exc)
             return
         self.answered.emit(SoundAnswer(query, found))

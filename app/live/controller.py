@@ -21,6 +21,7 @@ from time import perf_counter
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.common.expected_errors import PLAYBACK_ERRORS
 from app.common.gpu_jobs import LIVE, keep_job, live_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
@@ -213,7 +214,7 @@ class LiveController(QObject):
             if not self.player.playing:
                 self.player.play()
                 self.playingStarted.emit()
-        except Exception as exc:  # noqa: BLE001 - the device went away: one sentence
+        except PLAYBACK_ERRORS as exc:  # the device went away: one sentence
             self._say(self.notifier.failed("Could not play the live take", exc))
             return
         self._awaiting = (serial, outcome, delivered)

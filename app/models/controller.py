@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QLabel
 
+from app.common.expected_errors import CATALOG_ERRORS, SETTINGS_ERRORS
 from app.common.gpu_jobs import BATCH
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
@@ -79,7 +80,7 @@ class ModelsController(QObject):
         try:
             return not (self.has_real_model()
                         or read_settings(paths.data_dir()).get(FIRST_RUN_KEY))
-        except Exception:  # noqa: BLE001 - a first-run page is a courtesy, never a failure
+        except SETTINGS_ERRORS:  # a first-run page is a courtesy, never a failure
             log.warning("could not decide on the first-run page", exc_info=True)
             return False
 
@@ -100,7 +101,7 @@ class ModelsController(QObject):
             return False
         try:
             update_settings(paths.data_dir(), {FIRST_RUN_KEY: True})
-        except Exception:  # noqa: BLE001 - a first-run page is a courtesy, never a failure
+        except SETTINGS_ERRORS:  # a first-run page is a courtesy, never a failure
             log.warning("could not decide on the first-run page", exc_info=True)
             return False
         self.open_models_dialog().show_get_models()
@@ -192,7 +193,7 @@ class ModelsController(QObject):
         try:
             self.catalog = default_catalog()
             self.fill_models()
-        except Exception as exc:  # noqa: BLE001 - the old choices stay; one sentence
+        except CATALOG_ERRORS as exc:  # the old choices stay; one sentence
             self.notifier.failed("Could not list the installed models", exc)
             return
         index = self.panel.model_combo.findData(current)

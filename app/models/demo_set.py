@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QStatusBar
 
 from app.common.background_jobs import BackgroundJobs, JobOutcome
+from app.common.expected_errors import CATALOG_ERRORS
 from app.common.notifier import Notifier
 from app.widgets.named import named
 from engines import demo
@@ -75,7 +76,7 @@ class DemoPreparation(QObject):
             # <models root>/onnx/demo/<file>, as Catalog.prepare reads it
             if demo.is_current(answer.files.dit.parent.parent.parent):
                 return False
-        except Exception:  # noqa: BLE001 - a courtesy: the first take builds it otherwise
+        except CATALOG_ERRORS:  # a courtesy: the first take builds it otherwise
             log.warning("could not check the demo model set", exc_info=True)
             return False
         self.running = True

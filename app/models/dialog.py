@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.common.expected_errors import CATALOG_ERRORS, SETTINGS_ERRORS
 from app.common.notifier import show_settings_notices
 from app.common.remedy_words import MODELS, for_window
 from app.common.threads import stop_thread
@@ -127,7 +128,7 @@ class ModelManagerDialog(QDialog):
         sentence here and in the status bar, and the dialog keeps what it showed."""
         try:
             self._fill()
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except CATALOG_ERRORS as exc:  # one sentence, the traceback to the log
             self.say(self.controller.notifier.failed("Could not list the installed models", exc))
         notices = show_settings_notices(self.controller.notifier)  # read by the catalog
         if notices:
@@ -158,7 +159,7 @@ class ModelManagerDialog(QDialog):
         """The models folder (created if missing), or None after saying why it cannot be."""
         try:
             return Path(paths.models_dir())
-        except Exception as exc:  # noqa: BLE001
+        except CATALOG_ERRORS as exc:
             self.say(self.controller.notifier.failed("Could not create the models folder",
                                                      exc))
             return None
@@ -255,7 +256,7 @@ class ModelManagerDialog(QDialog):
             data = paths.data_dir()
             roots = load_extra_roots(data) + [Path(folder)]
             save_extra_roots(data, roots)
-        except Exception as exc:  # noqa: BLE001 - the old list stays as it was
+        except SETTINGS_ERRORS as exc:  # the old list stays as it was
             self.say(self.controller.notifier.failed(
                 f"Could not add {shown(folder)} to the model folders", exc))
             return

@@ -36,7 +36,7 @@ class DownloadWorker(QObject):
                                                request["models_dir"]))
         except StudioError as exc:
             self.failed.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001 - one sentence, details in the log
+        except Exception as exc:  # noqa: BLE001 - top of the download thread: one sentence, the log
             log.info("planning the download failed", exc_info=True)
             self.failed.emit(user_sentence("Could not list the files on the hub", exc, MODELS))
 
@@ -50,6 +50,6 @@ class DownloadWorker(QObject):
             self.finished.emit([str(p) for p in written])
         except StudioError as exc:
             self.failed.emit(str(exc))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - top of the download thread: one sentence
             log.info("download failed", exc_info=True)
             self.failed.emit(user_sentence("The download failed", exc, MODELS))

@@ -26,7 +26,7 @@ def log_hint() -> str:
     try:
         where = paths.log_file() if hasattr(paths, "log_file") else None
         return f"the log file {where}" if where is not None else "the log file"
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - inside the safety net: never raise
         return "the log file"
 
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
 )
 
+from app.common.expected_errors import PLAYBACK_ERRORS
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
@@ -119,7 +120,7 @@ class TakesController(QObject):
         if self.player.available:
             try:
                 self.player.load(self.session.audible(take).audio, keep_position=True)
-            except Exception as exc:  # noqa: BLE001 - one sentence, no crash
+            except PLAYBACK_ERRORS as exc:  # one sentence, no crash
                 self.notifier.failed("Could not switch the audio that plays", exc)
 
     def show_take(self, take: Take) -> None:
@@ -192,7 +193,7 @@ class TakesController(QObject):
             if self.player.duration_seconds == 0:
                 self.player.load(self.session.audible(take).audio, keep_position=False)
             playing = self.player.toggle()
-        except Exception as exc:  # noqa: BLE001 - the device vanished: one sentence, no crash
+        except PLAYBACK_ERRORS as exc:  # the device vanished: one sentence, no crash
             log.exception("playback failed")
             self.notifier.error(str(exc))
             self._update_playback_state()
@@ -208,7 +209,7 @@ class TakesController(QObject):
             self.player.seek(0.0)
             self.player.play()
             self.show_playing()
-        except Exception as exc:  # noqa: BLE001
+        except PLAYBACK_ERRORS as exc:
             log.exception("playback failed")
             self.notifier.error(str(exc))
             self._update_playback_state()
@@ -228,7 +229,7 @@ class TakesController(QObject):
         try:
             self.player.play()
             self.show_playing()
-        except Exception as exc:  # noqa: BLE001 - the device vanished: one sentence, no crash
+        except PLAYBACK_ERRORS as exc:  # the device vanished: one sentence, no crash
             log.exception("playback failed")
             self.notifier.error(str(exc))
             self._update_playback_state()

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 
 from app.common.background_jobs import JobOutcome
+from app.common.expected_errors import SETTINGS_ERRORS
 from app.common.notifier import Notifier, user_sentence
 from app.common.session import TakeModel
 from app.library.panel import LibraryPanel
@@ -56,7 +57,7 @@ def window_line() -> str:
     """The connection line the window uses: Settings', else $SA3_STUDIO_TEAM, else ""."""
     try:
         value = stored_settings.read_settings(paths.data_dir()).get(TEAM_SETTING)
-    except Exception:  # noqa: BLE001 - an unreadable data folder: no team library
+    except SETTINGS_ERRORS:  # an unreadable data folder: no team library
         log.warning("could not read the team library setting", exc_info=True)
         value = None
     line = value.strip() if isinstance(value, str) else ""
@@ -109,14 +110,14 @@ class TeamController(QObject):
         said, and the login name used."""
         try:
             return designer_name()
-        except Exception as exc:  # noqa: BLE001 - too long, or an unreadable data folder
+        except SETTINGS_ERRORS as exc:  # too long, or an unreadable data folder
             self.notifier.failed("Could not read the designer name", exc)
             return "designer"
 
     def designer_text(self) -> str:
         try:
             named = studio_names().get(DESIGNER_SETTING, "")
-        except Exception:  # noqa: BLE001 - an unreadable data folder: the login name is used
+        except SETTINGS_ERRORS:  # an unreadable data folder: the login name is used
             log.warning("could not read the designer name", exc_info=True)
             named = ""
         how = f"from {LABELS_PLACE}" if named else \
@@ -176,7 +177,7 @@ class TeamController(QObject):
             if line:
                 parse_line(line)
             stored_settings.update_settings(paths.data_dir(), {TEAM_SETTING: line.strip()})
-        except Exception as exc:  # noqa: BLE001 - one sentence; the line in use stays
+        except SETTINGS_ERRORS as exc:  # one sentence; the line in use stays
             text = self.notifier.failed("Could not keep the team connection line", exc)
             if self.dialog is not None:
                 self.dialog.show_result(text)

@@ -62,7 +62,7 @@ class TeamDragCopies(QObject):
             data = QMimeData()
             data.setUrls([QUrl.fromLocalFile(str(self.copies[e.id])) for e in entries])
             return data
-        except Exception as exc:  # noqa: BLE001 - one sentence, the traceback to the log
+        except Exception as exc:  # noqa: BLE001 - inside Qt's drag: an escape aborts the app
             self.notifier.failed("Could not drag the team takes", exc)
             return None
 

@@ -204,9 +204,17 @@ class Catalog:
         backend_key = normalize_backend(backend)
         codec_tier = normalize_tier(codec_tier, decoder_key)
         choice = Choice(model_set, decoder_key, precision_key, bool(need_encoder), codec_tier)
-        if backend_key == "auto":
+        return self._resolve_choice(choice, backend_key)
+
+    def require_choice(self, choice: Choice, backend: str) -> Availability:
+        """require for names a checked request already made canonical and paired (backend
+        included): nothing is normalised a second time."""
+        return self.prepare(self._resolve_choice(choice, backend))
+
+    def _resolve_choice(self, choice: Choice, backend: str) -> Availability:
+        if backend == "auto":
             return self._resolve_auto(choice)
-        return self._resolve_on(backend_key, choice)
+        return self._resolve_on(backend, choice)
 
     def require(
         self,

@@ -53,7 +53,13 @@ from engines.finish.settings import FinishSettings
 from engines.models.inventory import default_catalog
 from engines.paths import data_dir
 from engines.provenance import init_entry
-from engines.request import GenerationRequest, default_seconds, default_seconds_help
+from engines.request import (
+    GenerationRequest,
+    ValidatedRequest,
+    checked_request,
+    default_seconds,
+    default_seconds_help,
+)
 from engines.seeds import MAX_VARIATIONS, check_seed_run, random_seed_run
 
 if TYPE_CHECKING:
@@ -171,7 +177,8 @@ def run_generate(args: argparse.Namespace) -> int:
         for k, target in enumerate(outs):
             # Variation k gets seed + k - 1 (check_seed_run made sure they all fit).
             seed = base_seed if base_seed is None else base_seed + k
-            request = GenerationRequest(
+            # Checked here, once: the generator runs the checked request as it is.
+            request = checked_request(GenerationRequest(
                 prompt=prompt, negative_prompt=negative, model=args.model,
                 decoder=args.decoder, precision=args.precision, codec_tier=args.codec_tier,
                 seconds=args.seconds, steps=args.steps, seed=seed, cfg=args.cfg, apg=args.apg,
@@ -180,7 +187,7 @@ def run_generate(args: argparse.Namespace) -> int:
                 limiter_ceiling=(DEFAULT_LIMITER_CEILING if args.limiter_ceiling is None
                                  else args.limiter_ceiling),
                 backend=args.backend,
-            )
+            ))
             _render_one(generator, request, target, fmt, finishing, init, args,
                         (k + 1, len(outs)))
     finally:
@@ -188,7 +195,7 @@ def run_generate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _render_one(generator: Generator, request: GenerationRequest, out: Path, fmt: str,
+def _render_one(generator: Generator, request: ValidatedRequest, out: Path, fmt: str,
                 finishing: FinishSettings | None, init: dict | None,
                 args: argparse.Namespace, variation: tuple[int, int] = (1, 1)) -> None:
     """One take: render, finish, keep in the library (with its labels and its number in the

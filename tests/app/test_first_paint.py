@@ -24,10 +24,11 @@ WAIT_MS = 60_000
 
 # Modules of what is not on screen when the window opens: the Library page (local and team
 # sources), the Models dialog, the audio output (sounddevice starts PortAudio), the scipy
-# filters finishing no longer needs for a take.
+# filters finishing no longer needs for a take, the library's export part (an export needs it).
 NOT_BEFORE_FIRST_PAINT = ("app.library.panel", "app.library.controller", "app.team.controller",
                           "app.team.panel", "engines.team.service", "app.models.dialog",
-                          "sounddevice", "scipy.signal", "pyloudnorm", "onnx")
+                          "sounddevice", "scipy.signal", "pyloudnorm", "onnx",
+                          "engines.store.export_plan")
 LOADED_ONCE_SETTLED = ("app.library.panel", "app.library.controller", "app.team.controller",
                        "sounddevice")
 

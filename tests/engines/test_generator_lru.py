@@ -41,6 +41,10 @@ class FakeCatalog:
         return Availability(model=model, decoder=decoder or "same-l", precision="fp16",
                             backend="onnxruntime", runnable=True, files=files_for(model))
 
+    def require_choice(self, choice, backend: str) -> Availability:
+        """What Generator asks for a checked request: the same answer."""
+        return self.require(choice.model.key, choice.decoder, choice.precision, backend)
+
 
 class Ledger:
     """What happened, in order: ("load", model) and ("free", model); and the most loaded."""
