@@ -40,8 +40,9 @@ class LatentView(QWidget):
         self._steps = np.zeros((0, LATENT_CHANNELS, 0), dtype=np.float32)
         self._limit = 1.0
 
-        # The plot is built when the view is first shown or given latents: it sits on a tab
-        # that is not current when the window opens, and a plot costs ~18 ms of first paint.
+        # The plot is built when the view is first shown: it sits on a tab that is not current
+        # when the window opens (a plot costs ~18 ms of first paint), and latents given before
+        # then (every take shown) wait for it rather than stall the GUI thread building it.
         self._plot: pg.PlotWidget | None = None
         self._item: pg.ImageItem | None = None
 
@@ -62,8 +63,8 @@ class LatentView(QWidget):
         self._ensure_plot()
         super().showEvent(event)
 
-    def _ensure_plot(self) -> pg.PlotWidget:
-        """The heatmap's plot, built on first need (see __init__)."""
+    def _ensure_plot(self) -> None:
+        """The heatmap's plot, built when the view is first shown (see __init__)."""
         if self._plot is None:
             self._plot = pg.PlotWidget()
             self._plot.setObjectName("latentPlot")
@@ -76,8 +77,11 @@ class LatentView(QWidget):
             self._item.setColorMap(pg.colormap.get(COLORMAP))
             item.addItem(self._item)
             self._layout.insertWidget(0, self._plot, 1)
-            self._show_empty_range()
-        return self._plot
+            if len(self._steps):
+                self._show_step(self._slider.value())
+                item.getViewBox().autoRange(padding=0)
+            else:
+                self._show_empty_range()
 
     def set_latents(self, step_latents: np.ndarray) -> None:
         """Latents per step, shape (steps, 256, L) (a single (256, L) counts as one step).
@@ -96,9 +100,9 @@ class LatentView(QWidget):
         self._slider.setValue(len(steps) - 1)
         self._slider.blockSignals(False)
         self._slider.setEnabled(len(steps) > 1)
-        plot = self._ensure_plot()
         self._show_step(len(steps) - 1)
-        plot.getPlotItem().getViewBox().autoRange(padding=0)
+        if self._plot is not None:  # else the plot zooms to them when it is built (on show)
+            self._plot.getPlotItem().getViewBox().autoRange(padding=0)
 
     def set_step(self, index: int) -> None:
         """Show step `index` (0-based), as moving the slider does."""
@@ -139,7 +143,10 @@ class LatentView(QWidget):
             xRange=(0.0, EMPTY_SECONDS), yRange=(0.0, LATENT_CHANNELS), padding=0)
 
     def _show_step(self, index: int) -> None:
-        if not len(self._steps) or self._item is None:
+        if not len(self._steps):
+            return
+        self._label.setText(f"Step {index + 1} of {len(self._steps)}")
+        if self._item is None:  # not built yet: it shows this step when it is
             return
         # ImageItem's first axis is x: time goes across, channels up.
         latents = self._steps[index]
@@ -147,4 +154,3 @@ class LatentView(QWidget):
         # After setImage: the rect scales the image by its current size.
         channels, length = latents.shape
         self._item.setRect(QRectF(0.0, 0.0, length * SAMPLES_PER_LATENT / SAMPLE_RATE, channels))
-        self._label.setText(f"Step {index + 1} of {len(self._steps)}")

@@ -21,6 +21,10 @@ def test_latents_given_before_the_tab_opens_are_shown_when_it_opens(qtbot):
     qtbot.addWidget(view)
     steps = _steps(3, 40)
     view.set_latents(steps)  # a take arrives while another tab is in front
+    assert view.step_text() == "Step 3 of 3"
+    view.set_step(1)  # and the step is chosen before the tab opens
+    assert view.step_text() == "Step 2 of 3"
+    view.set_step(2)
     view.resize(600, 260)
     view.show()
     qtbot.waitExposed(view)

@@ -365,6 +365,7 @@ def test_latent_slider_switches_the_displayed_step(qtbot):
 
     view = LatentView()
     qtbot.addWidget(view)
+    view.show()  # the heatmap is built when the view is first shown (its tab opened)
     steps = np.random.default_rng(4).standard_normal((5, 256, 40)).astype(np.float32)
     steps *= np.linspace(3.0, 1.0, 5)[:, None, None]
     view.set_latents(steps)
