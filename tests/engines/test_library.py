@@ -29,8 +29,8 @@ from engines.finish.settings import FinishSettings
 from engines.generation_result import GenerationResult
 from engines.request import GenerationRequest, validate_request
 from engines.store import keeper as keeper_module
-from engines.store import library as library_module
 from engines.store import schema
+from engines.store.export_plan import ExportOptions
 from engines.store.library import SCHEMA_VERSION, ClipLibrary, LibraryError, TakeRecord
 from engines.store.wavmeta import COMMENT_LIMIT, read_metadata
 
@@ -959,7 +959,7 @@ def test_read_only_library_can_be_browsed_and_refuses_changes(tmp_path: Path, fi
             assert np.array_equal(lib.load_audio(take.id), make_result(files, seed=3).pcm)
             written = lib.export([take.id, imported.id], out)
             assert [p.suffix for p in written] == [".wav", ".flac"]
-            finished = lib.export([take.id], out, library_module.ExportOptions(
+            finished = lib.export([take.id], out, ExportOptions(
                 settings=FinishSettings(loudness_lufs=-20.0, format="wav24")))
             assert sf.info(finished[0]).subtype == "PCM_24"  # finishing writes nothing inside
             assert lib.identify(written[0]).id == take.id
