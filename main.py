@@ -26,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     # Each command's module is imported in its branch, not at the top: one command (or the
     # window) must not wait for the modules of all the others.
     args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["_build-demo-set"]:  # engines.demo.BUILD_ARGUMENT: a bundle's demo build
+        from engines.demo.build import main as build_demo_main
+
+        return build_demo_main(args[1:])
     if args[:1] in (["-h"], ["--help"]):
         restore = quiet_on_closed_pipes()  # `--help | head` is no failure
         print(USAGE)

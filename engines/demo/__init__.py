@@ -43,6 +43,11 @@ def demo_dir(models_root: Path) -> Path:
 _CODE_ROOT = Path(__file__).resolve().parent.parent.parent
 # One build at a time in this process: the window's first-start build and a first take meet.
 _BUILDING = threading.Lock()
+# How the app's own executable is asked to build the set: a bundle (PyInstaller: sys.frozen) has
+# no `python -m`, so its entry point (main.py) takes this argument instead.
+BUILD_ARGUMENT = "_build-demo-set"
+# Set in the build process: a build there never starts another process (no chain of builds).
+_IN_BUILD_PROCESS = "SA3_STUDIO_DEMO_BUILD_PROCESS"
 
 
 def _stamp() -> dict:
@@ -93,13 +98,26 @@ def ensure_demo_models(models_root: Path) -> Path:
     return folder
 
 
+def build_command(models_root: Path) -> list[str]:
+    """The command that builds the set in a process of its own: `python -m` from a Python
+    install, the bundle's own executable with BUILD_ARGUMENT from a bundle."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, BUILD_ARGUMENT, str(models_root)]
+    return [sys.executable, "-m", "engines.demo.build", str(models_root)]
+
+
 def _build_in_own_process(models_root: Path) -> None:
+    if os.environ.get(_IN_BUILD_PROCESS):
+        raise ModelUnavailableError(
+            f"The demo models could not be built in {demo_dir(models_root)}: the build process "
+            "asked for another build; the details are in the log.")
     log.info("building the demo model set in %s (a process of its own)", demo_dir(models_root))
     env = dict(os.environ)
+    env[_IN_BUILD_PROCESS] = "1"
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_CODE_ROOT), env.get("PYTHONPATH"))
                                         if p)
     done = subprocess.run(
-        [sys.executable, "-m", "engines.demo.build", str(models_root)], env=env,
+        build_command(models_root), env=env,
         stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
         creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))  # no console on Windows
     if done.returncode == 0:

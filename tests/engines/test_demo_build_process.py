@@ -43,3 +43,27 @@ def test_a_demo_folder_that_cannot_be_written_is_an_oserror_the_catalog_words(
     with pytest.raises(ModelUnavailableError, match="could not be written to .*; check free "
                                                     "disk space and write access"):
         catalog.require("demo", backend="onnxruntime")
+
+
+def test_a_bundle_builds_the_demo_with_its_own_executable_through_main(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A PyInstaller bundle has no `python -m`: the build must go through the bundle's own
+    entry point (main.py), which takes the build argument before anything else - before the
+    window, whose first paint would start another build (a chain of processes, seen in CI)."""
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    command = demo.build_command(tmp_path)
+    assert command == [sys.executable, demo.BUILD_ARGUMENT, str(tmp_path)]
+    from main import main
+
+    assert main(command[1:]) == 0  # what the bundle runs, in this process
+    assert demo.is_current(tmp_path)
+
+
+def test_a_build_process_never_starts_another(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SA3_STUDIO_DEMO_BUILD_PROCESS", "1")
+    started = []
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: started.append(a))
+    with pytest.raises(ModelUnavailableError, match="another build"):
+        demo.ensure_demo_models(tmp_path)
+    assert started == []
