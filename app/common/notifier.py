@@ -14,6 +14,7 @@ elsewhere as well (the Models dialog, the message box when the window cannot ope
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 
 from PySide6.QtCore import QObject, Signal
@@ -65,6 +66,10 @@ def window_line(text: object) -> str:
     return one_line(for_window(text))
 
 
+# How long a sentence stays before a standing notice may replace it.
+NOTICE_QUIET_S = 5.0
+
+
 class Notifier(QObject):
     """One sentence at a time for the user; the window shows `shown` in its status bar.
 
@@ -77,11 +82,22 @@ class Notifier(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.history: deque[str] = deque(maxlen=HISTORY)
+        self._last_shown_at = float("-inf")
 
     def status(self, text: str, timeout_ms: int = 0) -> None:
         line = window_line(text)
         self.history.append(line)
+        self._last_shown_at = time.monotonic()
         self.shown.emit(line, timeout_ms)
+
+    def notice(self, text: str) -> None:
+        """A standing fact (no audio device) that must not push aside a sentence the user has
+        just been shown (an error, a result): shown only when the status bar has been quiet for
+        NOTICE_QUIET_S, else kept in `history` (the control it concerns says it too)."""
+        if time.monotonic() - self._last_shown_at >= NOTICE_QUIET_S:
+            self.status(text)
+        else:
+            self.history.append(window_line(text))
 
     def error(self, text: str) -> None:
         try:

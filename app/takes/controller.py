@@ -180,7 +180,7 @@ class TakesController(QObject):
         if not ok:
             reason = self.player.unavailable_reason or "No audio output device was found."
             self.viewer.play_button.setToolTip(reason)
-            self.notifier.status(reason)
+            self.notifier.notice(reason)  # never over the error or result just shown
 
     def toggle_play(self) -> None:
         if not self.player.available:
