@@ -16,7 +16,6 @@ from app.common.expected_errors import FILE_ERRORS
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
-from app.export.files import drag_file, file_stem, save_take_as, take_format
 from app.finish.panel import FinishPanel
 from app.takes.panel import SessionPanel
 from app.widgets.waveform import WaveformView
@@ -25,6 +24,11 @@ from engines.audio_io.formats import FORMATS, suffix_for
 from engines.delivery.names import DEFAULT_TEMPLATE
 from engines.error_sentences import shown
 from engines.errors import StudioError
+from engines.lazy import lazy_import
+
+# Loaded on the first drag or Save As, not before the window's first paint (issue 32): it
+# pulls the whole delivery writer.
+export_files = lazy_import("app.export.files")
 
 # The Save As dialog's file types, from the one format table: "WAV 16-bit (*.wav)" ...
 SAVE_FILTERS = {f"{spec.label} (*{spec.suffix})": key for key, spec in FORMATS.items()}
@@ -76,7 +80,7 @@ class ExportController(QObject):
         """The file a drag or Copy hands out: the finished file, else the raw one."""
         rendered = self.finished_for(take)
         folder = self.takes_dir() if rendered is None else self.finished_dir()
-        return drag_file(take, folder, self.name_template(), self.library)
+        return export_files.drag_file(take, folder, self.name_template(), self.library)
 
     def mime_for_take(self, take: Take) -> QMimeData | None:
         """The file URL of the take's drag-out file; None (and one sentence) when it cannot be
@@ -123,12 +127,12 @@ class ExportController(QObject):
             return
         try:
             self.finished_for(take)
-            name = file_stem(take, self.name_template(), self.library)
+            name = export_files.file_stem(take, self.name_template(), self.library)
         except FILE_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed("Could not save the take", exc)
             return
         filters = SAVE_FILTERS
-        fmt = take_format(take)
+        fmt = export_files.take_format(take)
         chosen = next(label for label, value in filters.items() if value == fmt)
         folder = self.last_folder if self.last_folder and self.last_folder.is_dir() \
             else Path.home()
@@ -143,7 +147,7 @@ class ExportController(QObject):
         failure leaves it (and its sidecar) as it was, and says so in one sentence."""
         try:
             self.finished_for(take)
-            written = save_take_as(take, path, fmt, self.library)
+            written = export_files.save_take_as(take, path, fmt, self.library)
         except FILE_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed(f"Could not save {shown(path)}", exc)
             return None
