@@ -23,6 +23,15 @@ USAGE = """usage: sa3-studio [generate FLAGS | batch LIST | library CMD | models
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:  # Ctrl+C while a command's modules still load: nothing began yet
+        print("error: interrupted before anything was made; nothing was written.",
+              file=sys.stderr)
+        return 130
+
+
+def _run(argv: list[str] | None) -> int:
     # Each command's module is imported in its branch, not at the top: one command (or the
     # window) must not wait for the modules of all the others.
     args = sys.argv[1:] if argv is None else list(argv)

@@ -46,7 +46,7 @@ def engine_files(folder: Path) -> EngineFiles:
     for role in ("text_encoder", "tokenizer", "dit", "decoder", "encoder"):
         paths[role] = folder / f"{role}.bin"
         paths[role].write_bytes(os.urandom(1 << 20))
-    return EngineFiles(format="onnx", decoder_tier="canonical", **paths)
+    return EngineFiles(format="onnx", codec_tier="canonical", **paths)
 
 
 def result_for(files: EngineFiles, rng: random.Random, pcm: np.ndarray) -> GenerationResult:

@@ -265,7 +265,7 @@ def main() -> int:
     files = EngineFiles(format="trt", text_encoder=folder / demo.TEXT_ENCODER_FILE,
                         tokenizer=folder / demo.TOKENIZER_FILE, dit=folder / demo.DIT_FILE,
                         decoder=folder / demo.DECODER_FILE, encoder=folder / demo.ENCODER_FILE,
-                        decoder_tier="canonical", jit_plugin=False)
+                        codec_tier="canonical", jit_plugin=False)
     module = load_module(tmp)
     stream = Stream()
     d2d_bw, host_bw = copy_bandwidths(stream)

@@ -41,22 +41,22 @@ def tier_files(folder: Path) -> dict[str, EngineFiles]:
     canonical = EngineFiles(format="trt", text_encoder=folder / demo.TEXT_ENCODER_FILE,
                             tokenizer=folder / demo.TOKENIZER_FILE, dit=folder / demo.DIT_FILE,
                             decoder=folder / "dec_bf16.trt", encoder=folder / "enc_bf16.trt",
-                            decoder_tier="canonical")
+                            codec_tier="canonical")
     fp8 = dataclasses.replace(canonical, decoder=folder / "dec_fp8.trt",
-                              encoder=folder / "enc_fp8.trt", decoder_tier="fp8")
+                              encoder=folder / "enc_fp8.trt", codec_tier="fp8")
     return {"canonical": canonical, "fp8": fp8}
 
 
 def make_backend(files: EngineFiles, module, cache_dir: Path) -> TensorRTBackend:
     def load_codec(f, _sm):
-        return LoadedCodec(DecoderDouble(module, scale=SCALES[f.decoder_tier],
-                                         name=f"dec-{f.decoder_tier}"), EncoderDouble(module))
+        return LoadedCodec(DecoderDouble(module, scale=SCALES[f.codec_tier],
+                                         name=f"dec-{f.codec_tier}"), EncoderDouble(module))
 
     def load_runners(f, _sm):
         runners = make_runners(module)
         runners.decoder.close()
-        runners.decoder = DecoderDouble(module, scale=SCALES[f.decoder_tier],
-                                        name=f"dec-{f.decoder_tier}")
+        runners.decoder = DecoderDouble(module, scale=SCALES[f.codec_tier],
+                                        name=f"dec-{f.codec_tier}")
         return runners
 
     return TensorRTBackend(files, kernel_cache_dir=cache_dir, load_runners=load_runners,

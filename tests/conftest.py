@@ -197,3 +197,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {reason}")
     for item in gpu_items:
         item.add_marker(skip)
+
+
+def repo_pythonpath() -> str:
+    """PYTHONPATH for a child process that must import this checkout: the repository first, then
+    whatever the test process was given (the GPU machine's carried packages live there)."""
+    repo = str(Path(__file__).resolve().parent.parent)
+    return os.pathsep.join(filter(None, [repo, os.environ.get("PYTHONPATH")]))

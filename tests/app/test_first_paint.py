@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser_support import open_window
+from tests.conftest import repo_pythonpath
 from tests.gui_support import child
 
 REPO = Path(__file__).resolve().parents[2]
@@ -56,7 +57,7 @@ print(json.dumps({"painted": painted, "before": before, "after": after, "found":
 def test_first_paint_loads_nothing_that_is_not_on_screen(home: Path, models: Path) -> None:
     shutil.copytree(models, home / "models", dirs_exist_ok=True)  # no demo build meanwhile
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "SA3_STUDIO_HOME": str(home),
-           "PYTHONPATH": str(REPO)}
+           "PYTHONPATH": repo_pythonpath()}
     done = subprocess.run([sys.executable, "-c", FIRST_PAINT, json.dumps(NOT_BEFORE_FIRST_PAINT),
                            json.dumps(LOADED_ONCE_SETTLED)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=120)

@@ -20,6 +20,7 @@ import pytest
 import soundfile as sf
 
 from engines import demo
+from tests.conftest import repo_pythonpath
 
 REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("scipy", "onnx", "ml_dtypes", "PySide6", "pyqtgraph", "huggingface_hub", "psycopg")
@@ -53,7 +54,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, s
     home = tmp_path_factory.mktemp("imports-home")
     demo.ensure_demo_models(home / "models")  # the demo set built once, before the first take
     tmp = tmp_path_factory.mktemp("imports")
-    env = {**os.environ, "SA3_STUDIO_HOME": str(home), "PYTHONPATH": str(REPO)}
+    env = {**os.environ, "SA3_STUDIO_HOME": str(home), "PYTHONPATH": repo_pythonpath()}
     running = {name: subprocess.Popen([sys.executable, "-c", PROBE, *argv], cwd=REPO, env=env,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for name, argv in _commands(tmp).items()}

@@ -15,6 +15,7 @@ import pytest
 from engines import demo
 from engines.catalog import Catalog
 from engines.errors import ModelUnavailableError
+from tests.conftest import repo_pythonpath
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -24,7 +25,7 @@ def test_building_the_demo_leaves_onnx_out_of_the_calling_process(tmp_path: Path
              "folder = demo.ensure_demo_models(Path(sys.argv[1])); "
              "print(json.dumps([str(folder), 'onnx' in sys.modules, 'ml_dtypes' in sys.modules]))")
     done = subprocess.run([sys.executable, "-c", probe, str(tmp_path)], cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
+                          env={**os.environ, "PYTHONPATH": repo_pythonpath()}, capture_output=True,
                           text=True, timeout=300, check=True)
     folder, onnx_loaded, ml_dtypes_loaded = json.loads(done.stdout.strip().splitlines()[-1])
     assert Path(folder) == demo.demo_dir(tmp_path)
