@@ -26,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _run(argv)
     except KeyboardInterrupt:  # Ctrl+C while a command's modules still load: nothing began yet
-        print("error: interrupted before anything was made; nothing was written.",
+        print("cancelled: interrupted before anything was made; nothing was written.",
               file=sys.stderr)
         return 130
 

@@ -19,5 +19,5 @@ def test_ctrl_c_while_the_command_loads_is_one_sentence(monkeypatch, capsys):
     monkeypatch.setattr(builtins, "__import__", interrupted)
     assert main.main(["generate", "--prompt", "coin"]) == 130
     err = capsys.readouterr().err
-    assert err.startswith("error: interrupted") and err.count("\n") == 1
+    assert err.startswith("cancelled: interrupted") and err.count("\n") == 1
     assert "Traceback" not in err
