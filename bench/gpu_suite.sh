@@ -15,11 +15,11 @@ export PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/syslib:${LD_LIBRARY_PATH:-} \
     QT_QPA_PLATFORM=offscreen ALSA_CONFIG_PATH=/tmp/alsa/alsa.conf PYTHONUNBUFFERED=1 \
     FONTCONFIG_FILE=/tmp/fonts/fonts.conf
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-# 12 workers (pytest-xdist, carried in .whl): one process no longer fits a 10-minute call; the
-# gpu tests, which count the GPU's free memory, share one worker (loadgroup, tests/conftest.py). A
+# 12 workers (pytest-xdist, carried in .whl): one process no longer fits a 10-minute call (a
+# gpu test that counts the device's free memory can see another worker's GPU use). A
 # worker cannot report a test whose id holds non-UTF-8 bytes, so that one runs alone after.
 nu=tests/engines/test_library.py::test_library_in_a_folder_whose_name_is_not_utf8
-python3 -m pytest -q -p no:cacheprovider -n 12 --dist loadgroup -rfEs --deselect "$nu" \
+python3 -m pytest -q -p no:cacheprovider -n 12 -rfEs --deselect "$nu" \
     --junitxml="$out/gpu-$day-junit.xml" 2>&1 | tee "$out/gpu-$day-tests.log" | tail -25
 python3 -m pytest -q -p no:cacheprovider -rfEs "$nu" 2>&1 | tee -a "$out/gpu-$day-tests.log" \
     | tail -3

@@ -191,8 +191,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return
-    for item in gpu_items:  # they count the GPU's free memory: one xdist worker runs them all
-        item.add_marker(pytest.mark.xdist_group("gpu"))  # (with --dist loadgroup)
     reason = _gpu_skip_reason()
     if reason is None:
         return
