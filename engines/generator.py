@@ -73,8 +73,9 @@ class Generator:
     def resolve(self, req: ValidatedRequest, backend: str = "auto") -> Availability:
         """The engines for a checked request: its names are canonical already, so the
         catalog looks them up without normalising them again."""
+        # A take with adapters needs the set's branch DiT: the catalog refuses a set without one.
         choice = Choice(get_model_set(req.model), req.decoder, req.precision,
-                        req.mode != "t2a", req.codec_tier)
+                        req.mode != "t2a", req.codec_tier, adapters=bool(req.adapters))
         return self.catalog.require_choice(choice, normalize_backend(backend))
 
     def generate(self, request: GenerationRequest | ValidatedRequest,

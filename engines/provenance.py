@@ -62,6 +62,7 @@ def take_provenance(result, init_audio: Path | str | dict | None = None) -> dict
             "inpaint_spans": [list(s) for s in req.inpaint_spans],
             "limiter_ceiling": req.limiter_ceiling, "mode": req.mode,
             "codec_tier": getattr(req, "codec_tier", None),  # as asked; None: default rule
+            **adapters_field(req),
         },
         "seed": result.seed,
         "backend": result.backend,
@@ -72,6 +73,53 @@ def take_provenance(result, init_audio: Path | str | dict | None = None) -> dict
         "warnings": result.warnings,
         **_decoded_from(getattr(result, "details", None) or {}),
     }
+
+
+def adapter_entries(req) -> list[dict]:
+    """Each adapter a validated request ran with, as every record of a take keeps it (sidecar,
+    embedded note, library row, team entry): what file it was (name and SHA-256, so the same
+    adapter is found again wherever it lies), what it is (variant, rank), how strong it was,
+    and where it lay when the take was made."""
+    entries = []
+    for choice, info in zip(getattr(req, "adapters", ()), getattr(req, "adapter_infos", ()),
+                            strict=False):
+        entries.append({"file_name": info.file_name, "sha256": info.sha256,
+                        "variant": info.variant, "rank": int(info.rank),
+                        "strength": float(choice.strength), "enabled": bool(choice.enabled),
+                        "path": path_text(choice.path)})
+    return entries
+
+
+NOTE_ADAPTER_KEYS = ("file_name", "sha256", "variant", "rank", "strength", "enabled")
+
+
+def note_adapters(entries: object) -> list[dict]:
+    """The adapters as a file's embedded note carries them: the entries without the path
+    (where a file lay on the maker's machine means nothing beside the audio)."""
+    if not isinstance(entries, list):
+        return []
+    return [{key: entry.get(key) for key in NOTE_ADAPTER_KEYS if key in entry}
+            for entry in entries if isinstance(entry, dict)]
+
+
+def library_adapter_files(req) -> list[dict]:
+    """The adapters as the library keeps them: engine files of role "adapter" (the take's
+    engine_files JSON, so the schema needs no new column), with their size for `library show`."""
+    files = []
+    for entry in adapter_entries(req):
+        try:
+            size = Path(entry["path"]).stat().st_size
+        except OSError:
+            size = None
+        files.append({"role": "adapter", "path": entry["path"], "size": size, **entry})
+    return files
+
+
+def adapters_field(req) -> dict:
+    """{"adapters": [...]} for a request with adapters, else nothing: a take made without any
+    keeps the provenance it always had."""
+    entries = adapter_entries(req)
+    return {"adapters": entries} if entries else {}
 
 
 def _decoded_from(details: dict) -> dict:

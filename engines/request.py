@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from engines import audio_io  # read through the module at call time: tests replace readers there
+from engines.adapters.choice import AdapterChoice
 from engines.catalog import (
     get_model_set,
     normalize_backend,
@@ -32,6 +33,7 @@ from engines.constants import (
 from engines.durations import duration_text, same_when_shown
 from engines.error_sentences import printable
 from engines.errors import Advice, Remedy, RequestError
+from engines.request_adapters import checked_adapters
 from engines.request_checks import (
     SECONDS_PLACES,
     checked_integer,
@@ -81,6 +83,7 @@ class GenerationRequest:
     # canonical | fp8 | fp8_fast | legacy (SA3 codecs), canonical | coarse (demo); None: the
     # catalog's default rule (engines.catalog.tiers.DEFAULT_RULE) picks it.
     codec_tier: str | None = None
+    adapters: Sequence[AdapterChoice] = ()  # LoRA/DoRA files with strengths, stacked in order
 
 
 @dataclass(frozen=True, eq=False)
@@ -113,6 +116,10 @@ class ValidatedRequest:
     regen_spans_latent: tuple[tuple[int, int], ...] = ()
     codec_tier: str | None = None  # as asked (checked against the decoder); None: default rule
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    # Paths absolute, strengths checked; adapter_infos[i] says what adapters[i] is (name,
+    # SHA-256, variant, rank) for provenance. Empty: the plain engine runs.
+    adapters: tuple[AdapterChoice, ...] = ()
+    adapter_infos: tuple = ()
 
     def keep_mask(self) -> np.ndarray:
         """(latent_len,) float32: 1 where init latents are kept, 0 where regenerated."""
@@ -256,6 +263,8 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
                  else normalize_precision(req.precision))
     backend = normalize_backend(req.backend)
     codec_tier = normalize_tier(req.codec_tier, decoder)
+    adapters = checked_adapters(req.adapters)
+    warnings.extend(adapters.warnings)
 
     steps = checked_integer("steps", req.steps, 1, MAX_STEPS)
     if req.seed is None:
@@ -371,4 +380,6 @@ def validate_request(req: GenerationRequest, max_seconds: float) -> ValidatedReq
         regen_spans_latent=latent_spans,
         codec_tier=codec_tier,
         warnings=tuple(warnings),
+        adapters=adapters.choices,
+        adapter_infos=adapters.infos,
     )

@@ -8,7 +8,8 @@ error handlers, and a handler that raises turns a sentence back into a traceback
 Every sentence enters the window through `Notifier.status` or `Notifier.notices`, and both pass
 it through `for_window` (app.common.remedy_words) there: an engine sentence's remedies are
 worded as the window's controls. `user_sentence` does too, since what it makes is shown
-elsewhere as well (the Models dialog, the message box when the window cannot open).
+elsewhere as well (the Models dialog, the message box when the window cannot open). Neither
+ever shows or logs a connection line's password (engines.team.connection.masked).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from app.common.remedy_words import MAIN, for_window
 from engines import settings as stored_settings
 from engines.error_sentences import printable, reason, sentence
 from engines.errors import StudioError
+from engines.team.connection import masked
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +37,8 @@ def user_sentence(what: str, err: BaseException, here: str = MAIN) -> str:
     when `err` is not already a sentence."""
     try:
         if isinstance(err, StudioError) and str(err).strip():
-            return for_window(err, here)  # also what the startup message box shows
-        return for_window(sentence(what, err), here)
+            return masked(for_window(err, here))  # also what the startup message box shows
+        return masked(for_window(sentence(what, err), here))
     except Exception:  # noqa: BLE001 - never raise from an error path
         return f"{what}: an unexpected {type(err).__name__} occurred; try again."
 
@@ -62,8 +64,9 @@ def one_line(text: object) -> str:
 
 
 def window_line(text: object) -> str:
-    """What the status bar shows for `text`: one line, in the window's words."""
-    return one_line(for_window(text))
+    """What the status bar shows for `text`: one line, in the window's words, with the
+    password of any connection line it quotes masked (engines.team.connection.masked)."""
+    return one_line(masked(for_window(text)))
 
 
 # How long a sentence stays before a standing notice may replace it.
@@ -90,6 +93,12 @@ class Notifier(QObject):
         self._last_shown_at = time.monotonic()
         self.shown.emit(line, timeout_ms)
 
+    def greet(self, text: str) -> None:
+        """A line that only fills the empty status bar ("Ready..."): a standing notice (no
+        audio device) replaces it at once, as it would replace silence."""
+        self.status(text)
+        self._last_shown_at = float("-inf")
+
     def notice(self, text: str) -> None:
         """A standing fact (no audio device) that must not push aside a sentence the user has
         just been shown (an error, a result): shown only when the status bar has been quiet for
@@ -101,7 +110,7 @@ class Notifier(QObject):
 
     def error(self, text: str) -> None:
         try:
-            log.info("shown to the user: %s", text)
+            log.info("shown to the user: %s", masked(text))
             self.status(text)
         except Exception:  # noqa: BLE001 - a deleted status bar must not raise here
             log.warning("could not show a message", exc_info=True)
@@ -130,6 +139,7 @@ class Notifier(QObject):
             for line in lines:
                 log.info("shown to the user: %s", line)
             self.history.extend(lines)
+            self._last_shown_at = time.monotonic()  # a notice must not hide these at once
             self.shown.emit("  ".join(lines), 0)
         except Exception:  # noqa: BLE001 - a deleted status bar must not raise here
             log.warning("could not show the notices", exc_info=True)

@@ -166,6 +166,11 @@ class Player:
         self._source = Source(converted, None, self._source.serial + 1)
         self._loaded_from = source
 
+    def holds(self, audio: object) -> bool:
+        """Whether `audio` (that very array) is the take loaded now: a view showing one sound
+        draws the playhead only while it is that sound that plays."""
+        return audio is not None and audio is self._loaded_from
+
     def crossfade_to(self, audio: np.ndarray, fade_ms: float = CROSSFADE_MS) -> int:
         """Make `audio` the take that plays, from the same position (wrapped into it while
         looping), crossfading from the take playing now over `fade_ms` with equal-power curves:

@@ -1,6 +1,8 @@
 """The window's words for remedies (engines.errors.Remedy): a setting is the control's label
 and where it is, a value is the entry to choose in that control, a command is the button that
-does the same. Everything the window shows from the engines passes through `for_window`.
+does the same, and an environment variable what can be done in the window instead
+(app.common.environment_words). Everything the window shows from the engines passes through
+`for_window`.
 
 Where the user is matters: in the Models window a remedy names "Advanced options", not the
 menu path to the window the user is already in.
@@ -8,6 +10,7 @@ menu path to the window the user is already in.
 
 from __future__ import annotations
 
+from app.common.environment_words import without_environment
 from engines.catalog import MODEL_SETS
 from engines.errors import COMMAND, VALUE, Remedy, worded
 
@@ -30,6 +33,8 @@ CONTROLS: dict[str, tuple[str, str | None]] = {
     "name_template": ("the name template", "the Finish panel"),
     "trim_db": ("Trim's dBFS threshold", "the Finish panel"),
     "jobs": ("jobs", None),
+    "lora": ("the adapter list", "the Adapters panel"),
+    "lora_strength": ("the adapter's strength slider", "the Adapters panel"),
     "team_connection": ("the connection line", "Settings > Team library..."),
 }
 # Team library commands: run on the team's server, or the window's own place for them.
@@ -46,12 +51,17 @@ ENTRIES: dict[str, dict[str, str]] = {
 }
 
 
+# Where a take is made, in the main window's plain words (the runtimes' names are the Models
+# window's and the Advanced group's).
+RUNS_ON = {"tensorrt": "the graphics card", "onnxruntime": "the processor"}
+
+
 def for_window(text: object, here: str = MAIN) -> str:
     """`text` (a sentence or an error) with its remedies in the window's words, for a
     sentence shown `here` (MAIN or MODELS). Never raises: it runs on the way to the status
     bar, often inside an error handler."""
     try:
-        return worded(text, lambda remedy: window_words(remedy, here))
+        return without_environment(worded(text, lambda remedy: window_words(remedy, here)))
     except Exception:  # noqa: BLE001 - a sentence in plain words beats no sentence
         return str(text)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from app.common.remedy_words import RUNS_ON
 from app.widgets.take_text import format_seconds, rating_stars
 from engines.catalog import BACKEND_LABELS
 from engines.catalog.tiers import CODEC_INFO, precision_info
@@ -82,11 +83,11 @@ class Take:
         return getattr(self.result, "codec_tier", "") or ""
 
     def engine_words(self) -> str:
-        """Which DiT precision, codec tier and engine files made the take, in one sentence; ""
-        when the session does not know (imported audio, a take reopened from the library)."""
+        """Which DiT precision and codec tier made the take, in one sentence; "" when the
+        session does not know (imported audio, a take reopened from the library). The engine
+        files are `engine_details`' (the Advanced group), never a tooltip's."""
         result = self.result
-        files = getattr(result, "files", None)
-        if files is None:
+        if getattr(result, "files", None) is None:
             return ""
         req = result.request
         try:
@@ -96,9 +97,19 @@ class Take:
         tier = self.codec_tier or "unknown"
         codec = CODEC_INFO.get((req.decoder, tier))
         tier_text = f"the {tier} codec tier" + (f" ({codec.summary})" if codec else "")
-        names = ", ".join(Path(p).name for p in files.all_paths())
-        where = BACKEND_LABELS.get(result.backend, result.backend)
-        return f"Made with {tier_text} and the {dit} DiT on {where}; engine files: {names}."
+        where = RUNS_ON.get(result.backend, "this machine")
+        return f"Made with {tier_text} and the {dit} DiT on {where}."
+
+    def engine_details(self) -> str:
+        """`engine_words`, the runtime and the engine files that made the take; "" when not
+        known."""
+        words = self.engine_words()
+        if not words:
+            return ""
+        result = self.result
+        runtime = BACKEND_LABELS.get(result.backend, result.backend)
+        names = ", ".join(Path(p).name for p in result.files.all_paths())
+        return f"{words} Runtime: {runtime}; engine files: {names}."
 
     def float_audio(self) -> np.ndarray:
         return self.pcm.astype(np.float32) / 32767.0

@@ -46,6 +46,9 @@ COLORS = {
     "disabled_fill": "#4a4f57",
     "disabled_groove": "#2a2e34",
     "disabled_handle": "#50555d",
+    # live audition on: a warm "on air" colour, unlike the blue of Generate and selections
+    "live": "#f0a04b",
+    "live_strong": "#ffb866",
 }
 
 

@@ -1,5 +1,7 @@
-"""What the window remembers between runs: its geometry, the column widths, the last model,
-the last finishing preset and the last folder a take was saved to.
+"""What the window remembers between runs: its geometry, the column widths (a folded side
+column stays folded), the last model, whether the generation panel's Advanced group was open,
+the last finishing preset and the last folder a take was saved to. (The session itself - its
+takes, prompt and settings - is app.common.session_memory's.)
 
 Kept with QSettings in an INI file in the data folder (window.ini), so $SA3_STUDIO_HOME keeps
 a test run or a portable install apart from the user's own, and a user can delete the file to
@@ -28,6 +30,7 @@ KEY_SPLITTER = "window/splitter"
 KEY_MODEL = "generation/model"
 KEY_PRESET = "finish/preset"
 KEY_EXPORT_FOLDER = "export/folder"
+KEY_ADVANCED = "generation/advanced"
 
 
 @dataclass
@@ -37,6 +40,7 @@ class Choices:
     model: str | None = None  # a model set key (engines.catalog.MODEL_SETS)
     preset: str | None = None  # a finishing preset name
     export_folder: Path | None = None  # where Save As last saved a take
+    advanced: bool = False  # the generation panel's Advanced group was open
 
 
 def settings_path() -> Path:
@@ -74,6 +78,7 @@ class WindowState:
                 settings.setValue(key, str(value))
             else:
                 settings.remove(key)
+        settings.setValue(KEY_ADVANCED, "true" if choices.advanced else "false")
         settings.sync()
         if settings.status() != QSettings.Status.NoError:
             log.warning("could not write the window settings %s (%s)", self.path,
@@ -104,7 +109,8 @@ class WindowState:
         return Choices(model=_text(settings.value(KEY_MODEL)),
                        preset=_text(settings.value(KEY_PRESET)),
                        export_folder=Path(folder) if folder and Path(folder).is_dir()
-                       else None)
+                       else None,
+                       advanced=_text(settings.value(KEY_ADVANCED)) == "true")
 
 
 def _bytes(value) -> QByteArray | None:

@@ -13,6 +13,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from app.common.gpu_jobs import BATCH, KEEP, GeneratedTake, Job, Reroll, StepProgress, batch_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
+from app.common.remedy_words import RUNS_ON
 from app.common.session import TakeModel
 from app.common.session_take import Take
 from app.common.texts import NEGATIVE_OFF_HELP
@@ -35,9 +36,10 @@ def cancel_words(backend: str | None) -> str:
     if backend == "onnxruntime":
         return "Cancelling after the current step..."
     if backend == "tensorrt":
-        return ("Cancelling after the take under way (TensorRT runs a take as one piece and "
-                "cannot stop it part way)...")
-    return "Cancelling after the current step (on TensorRT, after the take under way)..."
+        return ("Cancelling after the take under way (the graphics card makes a take in one "
+                "piece and cannot stop it part way)...")
+    return ("Cancelling after the current step (on the graphics card, after the take under "
+            "way)...")
 
 
 class GenerationController(QObject):
@@ -226,7 +228,7 @@ class GenerationController(QObject):
             note += f" (rerolled flagged seed(s) {seeds}{still})"
         self.notifier.status(f"Take {finished.job.index + 1}/{finished.job.total} ready: seed "
                              f"{result.seed}, {duration_text(take.seconds)} in {ms:.0f} ms on "
-                             f"{result.backend}{note}")
+                             f"{RUNS_ON.get(result.backend, result.backend)}{note}")
         if finished.library_error:  # after the ready line, which would hide it
             self.notifier.error(f"The take is in the session but not in the library: "
                                 f"{finished.library_error}")

@@ -2,7 +2,8 @@
 Generate / Reroll / Cancel buttons and live audition's switch, Keep and latency readout. Layout
 only: app.generate.controller (requests), app.models.controller (model, decoder, precision),
 app.generate.tier_combos (precision and codec tier entries), app.generate.inpaint (init audio)
-and app.live.controller (live audition) give it behaviour.
+and app.live.controller (live audition) give it behaviour. Precision, codec tier and Compare
+tiers sit in the Advanced group (app.generate.advanced_group), folded by default.
 
 On a short screen the settings scroll instead of squeezing (or cutting off) their rows; the
 buttons stay in sight below them.
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from app.common.texts import NEGATIVE_OFF_HELP, NO_INIT
 from app.common.theme import icon
+from app.generate.advanced_group import AdvancedGroup
 from app.widgets.fitting import FullNameCombo, SettingsScroll
 from app.widgets.named import named
 
@@ -54,6 +56,7 @@ class GenerationPanel(QWidget):
         self._build_numbers(form)
         layout.addLayout(form)
         layout.addWidget(self._build_init_box())
+        layout.addWidget(self.advanced)
         layout.addStretch(1)
         scroll = named(SettingsScroll(), "generationScroll")
         scroll.setWidget(settings)
@@ -79,20 +82,17 @@ class GenerationPanel(QWidget):
         layout.addWidget(self.negative_hint)
 
     def _build_choices(self, form: QFormLayout) -> None:
-        """Model, decoder, precision and codec tier, and the line that says what the chosen
-        tiers cost and give (the combos elide their long entries in a narrow column; this line
-        wraps instead)."""
+        """Model and decoder in view; the precision and codec tier combos (and the line that
+        says what the chosen tiers cost and give) in the Advanced group, folded by default."""
         self.model_combo = FullNameCombo("modelCombo", 18)
         self.decoder_combo = FullNameCombo("decoderCombo", 14)
-        self.precision_combo = FullNameCombo("precisionCombo", 14)
-        self.codec_tier_combo = FullNameCombo("codecTierCombo", 14)
         form.addRow("Model", self.model_combo)
         form.addRow("Decoder", self.decoder_combo)
-        form.addRow("Precision", self.precision_combo)
-        form.addRow("Codec tier", self.codec_tier_combo)
-        self.tier_note_label = named(QLabel(""), "tierNoteLabel")
-        self.tier_note_label.setWordWrap(True)
-        form.addRow(self.tier_note_label)
+        self.advanced = AdvancedGroup()
+        self.precision_combo = self.advanced.precision_combo
+        self.codec_tier_combo = self.advanced.codec_tier_combo
+        self.tier_note_label = self.advanced.tier_note_label
+        self.compare_tiers_button = self.advanced.compare_tiers_button
 
     def _build_numbers(self, form: QFormLayout) -> None:
         self.seconds_spin = named(QDoubleSpinBox(), "secondsSpin")

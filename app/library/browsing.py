@@ -3,8 +3,8 @@
 rows drag out as files - the file a session drag gives (the export controller's `file_for`,
 so the same names and folders), finished when the take keeps a finishing chain.
 
-Also how a library record becomes a session Take (`take_from_record`), which loading a take
-into the session uses too.
+How a library record becomes a session Take is app.common.library_take's (re-exported here:
+`take_from_record`, `restore_finishing`).
 """
 
 from __future__ import annotations
@@ -17,13 +17,16 @@ from pathlib import Path
 from PySide6.QtCore import QMimeData, QObject, QUrl, Signal
 
 from app.common.expected_errors import LIBRARY_ERRORS, PLAYBACK_ERRORS
+from app.common.library_take import (  # noqa: F401 - restore_finishing is re-exported
+    restore_finishing,
+    take_from_record,
+)
 from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
 from app.finish.render import raw_audio, render
 from app.library.panel import LibraryPanel
 from engines.finish.loop import make_loop
-from engines.finish.settings import FinishSettings
 
 log = logging.getLogger(__name__)
 
@@ -33,31 +36,11 @@ MODEL_LOOP_RAW = ("Take #{id} went out as its raw file: its loop was written by 
                   "where its loop is made again.")
 
 
-def take_from_record(record, pcm) -> Take:
-    """A session take of a library record and its audio (int16 (N, 2)), with the quality
-    flags, rating and finishing chain the library keeps for it."""
-    take = Take(prompt=record.name or record.prompt, pcm=pcm,
-                seed=None if record.model == "imported" else record.seed,
-                model=record.model, library_id=record.id, rating=record.rating)
-    restore_finishing(take, record)
-    return take
-
-
-def restore_finishing(take: Take, record) -> None:
-    """The quality flags and finishing chain the library keeps for a take (when it keeps them:
-    older libraries do not). A chain that cannot be read is left out: the take is raw then."""
-    take.quality = [str(flag) for flag in (getattr(record, "quality", None) or [])]
-    stored = getattr(record, "finishing", None)
-    if not isinstance(stored, dict) or not isinstance(stored.get("chain"), dict):
-        return
-    try:
-        take.finishing = FinishSettings.from_dict(stored["chain"])
-    except ValueError:  # RequestError: a damaged record: the raw take still works
-        log.info("ignoring the stored finishing chain of take %s", record.id, exc_info=True)
-        return
-    loop = stored.get("loop")
-    if take.finishing.loop and isinstance(loop, dict):
-        take.loop_recipe = {"method": loop.get("method"), "seed": loop.get("seed")}
+def own_file(record) -> bool:
+    """A sound file imported in place, unfinished and there: dragged out as it is (its own
+    format and metadata; a drop copies it, nothing writes it)."""
+    return (bool(getattr(record, "is_sound_file", False)) and record.finishing is None
+            and not record.missing)
 
 
 class LibraryBrowsing(QObject):
@@ -74,6 +57,9 @@ class LibraryBrowsing(QObject):
         self.file_for = file_for
         self.panel = panel
         self._drag_takes: OrderedDict[tuple, Take] = OrderedDict()
+        # a row's samples: the inspector's (set by the controller), so the waveform beside the
+        # table shows the playhead of an Up/Down audition too
+        self.audio_of: Callable[[object], object] = lambda record: library.load_audio(record.id)
         self.panel.view.auditionRequested.connect(self.audition_row)
         self.panel.model.drag_source = self.mime_for_records
 
@@ -89,7 +75,7 @@ class LibraryBrowsing(QObject):
                                  or "No audio output device was found.")
             return
         try:
-            pcm = self.library.load_audio(record.id)
+            pcm = self.audio_of(record)
         except LIBRARY_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed(f"Could not play library take #{record.id}", exc)
             return
@@ -115,6 +101,9 @@ class LibraryBrowsing(QObject):
         urls = []
         for record in records:
             try:
+                if own_file(record):  # an imported sound goes out as the user's file itself
+                    urls.append(QUrl.fromLocalFile(str(record.audio_path)))
+                    continue
                 take = self.session.for_library_id(record.id) or self._take_for_drag(record)
                 urls.append(QUrl.fromLocalFile(str(self.file_for(take))))
             except Exception as exc:  # noqa: BLE001 - inside Qt's drag: an escape aborts the app

@@ -20,6 +20,10 @@ from app.generate.panel import GenerationPanel
 from app.library.browsing import LibraryBrowsing, restore_finishing, take_from_record
 from app.library.export import LibraryExporter
 from app.library.find_similar import SimilarResults
+from app.library.import_controller import SoundFolderImport
+from app.library.import_rows import ImportedRows
+from app.library.inspector import LibraryInspector
+from app.library.inspector_loudness import LoudnessReadings
 from app.library.panel import LibraryPanel
 from app.library.restore import SettingsRestore
 from engines.catalog import MODEL_SETS
@@ -45,7 +49,7 @@ def count_text(listed: int, matching: int, total: int, filtered: bool) -> str:
 
 def _filtered(query: dict) -> bool:
     return bool(query["text"] or query["model"] or query["favourite"] or query["min_rating"]
-                or query["since"] or query["tier"])
+                or query["since"] or query["tier"] or query.get("source"))
 
 
 class LibraryController(QObject):
@@ -87,9 +91,22 @@ class LibraryController(QObject):
         self._connect_menu()
         self.browsing = LibraryBrowsing(panel, notifier, session, library, player, file_for, self)
         self.browsing.auditionStarted.connect(self.auditionStarted)
+        self.readings = LoudnessReadings(self)  # shared with the Session tab's facts
+        self.inspector = LibraryInspector(panel, library, player, notifier, self.readings, self)
+        self.inspector.playingStarted.connect(self.auditionStarted)
+        self.browsing.audio_of = self.inspector.audio_of
         self.exporter = LibraryExporter(panel, notifier, gpu, library, self)
         self.export_selected = self.exporter.export_selected
         self.export_selected_zip = self.exporter.export_selected_zip
+        # imported sound folders: File > Import sound folder..., the Source filter, the rows
+        self.importer = SoundFolderImport(panel.import_progress, panel.source_filter, notifier,
+                                          library, self)
+        self.importer.libraryChanged.connect(self.refresh_library)
+        self.importer.started.connect(self.libraryShown)
+        self.imported_rows = ImportedRows(panel, notifier, session, self.load_from_library, self)
+        panel.model.stored_peaks = getattr(library, "sound_peaks", None)
+        panel.model.rowsInserted.connect(self._show_count)  # a page more, scrolled to
+        self._counts = (0, 0, False)
         for key in MODEL_SETS:
             panel.model_filter.addItem(key, key)
         panel.model_filter.addItem("imported", "imported")
@@ -129,12 +146,30 @@ class LibraryController(QObject):
         except LIBRARY_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed("Could not search the library", exc)
             return
-        panel.model.set_records(records)
-        panel.count_label.setText(count_text(len(records), matching, total, _filtered(query)))
+        panel.model.set_records(records, fetch=lambda offset: self._page(query, offset),
+                                total=matching)
+        self._counts = (matching, total, _filtered(query))
+        self._show_count()
         self._library_selection()  # a refresh leaves no row selected: no details either
+
+    def _page(self, query: dict, offset: int) -> list:
+        """The next page of the listed search (the table scrolled to its end); [] and one
+        sentence when the library cannot be read."""
+        try:
+            return self.library.search(**query, limit=PAGE_LIMIT, offset=offset)
+        except LIBRARY_ERRORS as exc:
+            self.notifier.failed("Could not list more of the library", exc)
+            return []
+
+    def _show_count(self, *_args) -> None:
+        matching, total, filtered = self._counts
+        self.panel.count_label.setText(count_text(self.panel.model.rowCount(), matching, total,
+                                                  filtered))
 
     def _library_selection(self, *_args) -> None:
         self.panel.show_details(self.panel.current_record())
+        self.inspector.show_record(self.panel.current_record())
+        self.imported_rows.selection_changed(self.panel.current_record())
 
     def save_meta(self, *_args, quiet: bool = False) -> None:
         panel = self.panel
@@ -298,4 +333,6 @@ class LibraryController(QObject):
     def shutdown(self) -> None:
         """The window is closing: the sound search and the thumbnail threads stop."""
         self.similar.shutdown()
+        self.inspector.shutdown()
+        self.importer.shutdown()
         self.panel.model.thumbnails.shutdown()

@@ -3,14 +3,18 @@ as a sound browser in the main area: search and filters over the table, which ge
 and the selected take's details and actions beside it. Layout and the query the widgets
 describe; the behaviour lives in app.library.controller.
 
-Object names: libraryPanel, librarySearchEdit (drop a sound on it to search by sound),
+Object names: libraryPanel, libraryPreview and libraryFacts (the selected row's waveform to
+click and scrub, and its facts: app.library.inspector), librarySearchEdit (drop a sound on it
+to search by sound),
 libraryModelFilter, libraryFavouriteFilter, libraryRatingFilter, libraryPeriodFilter,
 libraryTierCombo, librarySortCombo, libraryView, libraryCountLabel, libraryShowAllButton,
 librarySoundProgress, libraryFavouriteCheck, libraryRatingSpin, libraryTagsEdit,
 libraryNotesEdit, labelCategoryEdit, labelFxNameEdit, labelCreatorEdit, labelSourceEdit (the
 take's UCS labels), librarySaveMetaButton, librarySimilarButton, restoreSettingsButton,
 regenerateButton, libraryDeleteButton, libraryUndoButton, libraryExportButton,
-libraryZipButton.
+libraryZipButton. Imported sound folders (app.library.import_*): librarySourceFilter,
+libraryUseAsInitButton and libraryUseAsInitAction (the row as init audio), libraryImportRow with
+libraryImportProgress and libraryImportCancelButton.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
-    QFrame,
     QGridLayout,
     QHBoxLayout,
     QLabel,
@@ -39,10 +42,15 @@ from PySide6.QtWidgets import (
 
 from app.common.theme import icon
 from app.common.window_state import settings_path
+from app.library.import_progress import ImportProgressRow
+from app.library.import_sources import SourceFilter
+from app.library.inspector_frame import INSPECTOR_WIDTH, inspector_frame
 from app.library.search_box import SoundSearchEdit
 from app.library.table import COLUMNS, LibraryModel
 from app.library.table_view import LibraryTableView
+from app.widgets.facts_view import FactsView
 from app.widgets.named import named
+from app.widgets.preview_wave import PreviewWave
 
 __all__ = ["COLUMNS", "LibraryModel", "LibraryPanel"]
 
@@ -53,7 +61,6 @@ PERIODS = {"Any time": None, "Today": 1, "Last 7 days": 7, "Last 30 days": 30}
 ANY_TIER = "Any tier"
 HEADER_KEY = "library/columns"  # the table's column widths, order, hidden columns and sort
 SAVE_DELAY_MS = 500
-INSPECTOR_WIDTH = 250  # the details beside the table; the table gets the rest
 FIND_SIMILAR_TIP = "Find the takes that sound most like the selected one (Ctrl+Shift+F)"
 MAX_LABEL_CHARS = 256  # engines.delivery.labels.MAX_LABEL_CHARS
 # The inspector's UCS label edits: (label key, object name, what it holds).
@@ -102,7 +109,8 @@ class LibraryPanel(QWidget):
         self._build_context_menu()
 
         self.search_edit.textChanged.connect(self.searchChanged)
-        for combo in (self.model_filter, self.period_filter, self.sort_combo, self.tier_filter):
+        for combo in (self.model_filter, self.period_filter, self.sort_combo, self.tier_filter,
+                      self.source_filter):
             combo.currentIndexChanged.connect(self.searchChanged)
         self.sort_combo.currentIndexChanged.connect(self._sort_menu_chosen)
         self.favourite_filter.toggled.connect(self.searchChanged)
@@ -132,12 +140,13 @@ class LibraryPanel(QWidget):
         self.rating_filter.setRange(0, 5)
         self.rating_filter.setPrefix("Rating >= ")
         self.favourite_filter = named(QCheckBox("Favourites"), "libraryFavouriteFilter")
+        self.source_filter = SourceFilter()  # generated, imported, one imported folder
         top = QHBoxLayout()
         top.addWidget(self.search_edit, stretch=1)
         top.addWidget(self.sort_combo)
         filters = QHBoxLayout()
-        for widget in (self.model_filter, self.tier_filter, self.period_filter,
-                       self.rating_filter, self.favourite_filter):
+        for widget in (self.source_filter, self.model_filter, self.tier_filter,
+                       self.period_filter, self.rating_filter, self.favourite_filter):
             filters.addWidget(widget)
         filters.addStretch(1)
         rows = QVBoxLayout()
@@ -146,10 +155,10 @@ class LibraryPanel(QWidget):
         return rows
 
     def _build_inspector(self) -> QWidget:
-        inspector = named(QFrame(), "libraryInspector")
-        inspector.setMinimumWidth(INSPECTOR_WIDTH - 40)
-        grid = QGridLayout(inspector)
-        grid.setContentsMargins(6, 0, 0, 0)
+        self.preview = named(PreviewWave(), "libraryPreview")
+        self.facts = named(FactsView(), "libraryFacts")
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
         self.favourite_check = named(QCheckBox("Favourite"), "libraryFavouriteCheck")
         self.rating_spin = named(QSpinBox(), "libraryRatingSpin")
         self.rating_spin.setRange(0, 5)
@@ -165,6 +174,11 @@ class LibraryPanel(QWidget):
         self.similar_button = named(QPushButton("Find similar"), "librarySimilarButton",
                                     icon("list"))
         self.similar_button.setToolTip(FIND_SIMILAR_TIP)
+        # (app.library.import_rows: the selected sound, imported or generated, as init audio)
+        self.use_init_button = named(QPushButton("Use as init audio"), "libraryUseAsInitButton",
+                                     icon("init"))
+        self.use_init_button.setToolTip("Start audio-to-audio or inpainting from the selected "
+                                        "sound: it becomes the Generate panel's init audio")
         self.restore_button = named(QPushButton("Restore settings"), "restoreSettingsButton")
         self.restore_button.setToolTip("Put the take's settings into the generation panel")
         self.regenerate_button = named(QPushButton("Regenerate"), "regenerateButton")
@@ -185,17 +199,19 @@ class LibraryPanel(QWidget):
         grid.addLayout(labels, 3, 0, 1, 2)
         grid.addWidget(self.save_meta_button, 4, 0, 1, 2)
         grid.setRowStretch(2, 1)
-        grid.addWidget(self.similar_button, 5, 0, 1, 2)
+        actions = QGridLayout()  # always in view, under the scrolling details
+        actions.addWidget(self.similar_button, 0, 0)
+        actions.addWidget(self.use_init_button, 0, 1)
         buttons = ((self.restore_button, self.regenerate_button),
                    (self.delete_button, self.undo_button),
                    (self.export_button, self.zip_button))
-        for row, pair in enumerate(buttons, start=6):
+        for row, pair in enumerate(buttons, start=1):
             for column, button in enumerate(pair):
-                grid.addWidget(button, row, column)
+                actions.addWidget(button, row, column)
         self.detail_widgets = (self.favourite_check, self.rating_spin, self.tags_edit,
                                self.notes_edit, *self.label_edits.values(),
                                self.save_meta_button)
-        return inspector
+        return inspector_frame(self.preview, self.facts, grid, actions)
 
     def _build_label_edits(self) -> dict[str, QLineEdit]:
         """The take's UCS labels (engines.store.records.LABEL_COLUMNS keys): every file
@@ -226,6 +242,8 @@ class LibraryPanel(QWidget):
         row = QHBoxLayout()
         row.addWidget(self.count_label, stretch=1)
         row.addWidget(self.sound_progress, stretch=1)
+        self.import_progress = ImportProgressRow()  # File > Import sound folder...'s progress
+        row.addWidget(self.import_progress, stretch=1)
         row.addWidget(self.show_all_button)
         return row
 
@@ -239,6 +257,7 @@ class LibraryPanel(QWidget):
 
         self.load_action = action("Open in the session", "libraryLoadAction", "open")
         self.similar_action = action("Find similar", "libraryFindSimilarAction")
+        self.use_init_action = action("Use as init audio", "libraryUseAsInitAction", "init")
         self.rename_action = action("Rename", "libraryRenameAction", "rename")
         self.restore_action = action("Restore settings", "libraryRestoreAction")
         self.regenerate_action = action("Regenerate", "libraryRegenerateAction", "generate")
@@ -273,7 +292,8 @@ class LibraryPanel(QWidget):
                 "model": self.model_filter.currentData(),
                 "favourite": True if self.favourite_filter.isChecked() else None,
                 "min_rating": self.rating_filter.value(), "since": since,
-                "tier": self.tier_filter.currentData(), "sort": sort,
+                "tier": self.tier_filter.currentData(),
+                "source": self.source_filter.currentData(), "sort": sort,
                 "descending": descending}
 
     def set_tiers(self, tiers: list[str]) -> None:

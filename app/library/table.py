@@ -5,32 +5,73 @@ any column, rows that drag out as files, and the name editable in place (a renam
 After Find similar the rows are the takes found, closest first, and the Match column says how
 alike each sounds ("92%": 1 - the cosine distance of the sound embeddings).
 
+Sound files imported in place (engines.sound_import) are rows too: the Source column says
+"Generated" or the folder a sound lives in (its full path in the tooltip). Their thumbnails come
+from the peaks the background pass kept (`stored_peaks`), so a sound on a slow drive is not
+read again to be drawn; until then from the file itself, off the GUI thread.
+
+A big library is listed a page at a time: `set_records(..., fetch=, total=)` hands the model the
+first page and how to get the next, which Qt asks for as the table is scrolled to its end
+(canFetchMore/fetchMore). So opening or searching 50,000 rows builds only the rows on the page.
+
 Thumbnails are asked for only when a row's name cell is painted (app.common.thumbnails), so a
 library of thousands of takes opens without reading their audio.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt, Signal
 
-from app.common.thumbnails import ThumbnailCache, file_peaks
+from app.common.thumbnails import ThumbnailCache, array_peaks, file_peaks
 from app.widgets.badges import quality_badge, quality_tooltip
 from app.widgets.take_text import format_seconds, rating_stars
 
 # Appended columns keep the older ones' numbers (a saved header and other code use them).
 COLUMNS = ("Fav", "Rating", "Prompt", "Seed", "Length", "Model", "Created", "Status", "Tags",
-           "Tier", "Match")
-FAV, RATING, PROMPT, SEED, LENGTH, MODEL, CREATED, STATUS, TAGS, TIER, MATCH = range(len(COLUMNS))
+           "Tier", "Match", "Source")
+(FAV, RATING, PROMPT, SEED, LENGTH, MODEL, CREATED, STATUS, TAGS, TIER, MATCH,
+ SOURCE) = range(len(COLUMNS))
 HEADER_LABELS = {FAV: "♥", PROMPT: "Name / prompt"}  # a narrow column keeps a narrow header
 HEADER_TIPS = {FAV: "Favourite", RATING: "Rating (0-5 stars)",
                PROMPT: "The take's name (F2 renames it), else its prompt",
                STATUS: "Quality flags, loop, or a missing file",
                TIER: "The codec tier that decoded the take",
-               MATCH: "How alike it sounds to what Find similar searched by"}
+               MATCH: "How alike it sounds to what Find similar searched by",
+               SOURCE: "Generated here, or the folder an imported sound file lives in"}
 THUMB_SIZE = QSize(56, 22)
 _ROOT = QModelIndex()
 _CENTRED = (FAV, RATING)
 _RIGHT = (SEED, LENGTH, MATCH)
+PEAKS_KEPT = 512  # imported sounds' stored peaks held for their thumbnails
+GENERATED = "Generated"
+
+
+def source_text(record) -> str:
+    """The Source cell: "Generated", "Imported audio" (copied in by Open init audio) or the
+    name of the folder an imported sound file lives in."""
+    root = getattr(record, "source_root", None)
+    if root:
+        return Path(root).name or str(root)
+    return getattr(record, "source", None) or GENERATED
+
+
+def source_tip(record) -> str:
+    root = getattr(record, "source_root", None)
+    if root:
+        return f"Imported from {root}; the file stays where it is and is never changed."
+    return source_text(record)
+
+
+def fit_peaks(peaks, columns: int):
+    """Kept min/max peaks (2, n) as `columns` columns. (engines.sound_import.peaks has the
+    same; importing it would load the whole importer with the Library page.)"""
+    lows, highs = np.asarray(peaks, dtype=np.float32)
+    return array_peaks(np.stack([lows, highs], axis=1), columns)
 
 
 def looped(record) -> bool:
@@ -67,10 +108,22 @@ class LibraryModel(QAbstractTableModel):
         self.thumbnails = ThumbnailCache(self)
         self.thumbnails.ready.connect(self._thumbnail_ready)
         self.drag_source = None  # library controller hook: list of records -> QMimeData
+        # library controller hook: an imported sound's kept peaks (float32 (2, n)) or None
+        self.stored_peaks: Callable[[int], object] | None = None
+        self._peaks: OrderedDict[int, object] = OrderedDict()
+        self._fetch: Callable[[int], list] | None = None  # the next page, from a row offset
+        self.total = 0  # rows the search matched (listed or not yet)
 
-    def set_records(self, records: list, similarity: dict[int, float] | None = None) -> None:
-        """Show `records`; `similarity` (take id -> 0..1) when they are Find similar's."""
+    def set_records(self, records: list, similarity: dict[int, float] | None = None, *,
+                    fetch: Callable[[int], list] | None = None,
+                    total: int | None = None) -> None:
+        """Show `records`; `similarity` (take id -> 0..1) when they are Find similar's. With
+        `fetch(offset)` (the next page of the same search) and `total` (how many it matched),
+        more rows are listed as the table is scrolled to its end."""
         self.beginResetModel()
+        self._fetch = fetch
+        self.total = len(records) if total is None else max(total, len(records))
+        self._peaks.clear()  # the background pass may have made some since
         self.similarity = dict(similarity or {})
         self._library_order = list(records)
         self.records = self._ordered()
@@ -98,6 +151,8 @@ class LibraryModel(QAbstractTableModel):
             return _tier(record)
         if column == MATCH:
             return self.similarity.get(record.id, -1.0)
+        if column == SOURCE:
+            return (getattr(record, "source_root", None) or source_text(record)).casefold()
         return _status(record)
 
     def _ordered(self) -> list:
@@ -121,6 +176,38 @@ class LibraryModel(QAbstractTableModel):
 
     def rowCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt override
         return 0 if parent.isValid() else len(self.records)
+
+    # ---- the next page, as the table is scrolled to its end -----------------------------
+    def canFetchMore(self, parent=_ROOT) -> bool:  # noqa: N802 - Qt override
+        # A clicked column sort orders the rows listed (as before paging): the next page would
+        # land among them, so it waits until the library's own order is back.
+        return (not parent.isValid() and self._fetch is not None and self._sorted_by is None
+                and len(self.records) < self.total)
+
+    def fetchMore(self, parent=_ROOT) -> None:  # noqa: N802 - Qt override
+        """List the next page (the fetch hook words its own failures and gives [])."""
+        if not self.canFetchMore(parent):
+            return
+        more = [record for record in self._fetch(len(self._library_order))
+                if record.id not in self._rows]  # a row added meanwhile shifts pages by one
+        if not more:
+            self._fetch = None
+            return
+        first = len(self.records)
+        self.beginInsertRows(_ROOT, first, first + len(more) - 1)
+        self._library_order.extend(more)
+        self.records.extend(more)
+        for row, record in enumerate(more, start=first):
+            self._rows[record.id] = row
+        self.endInsertRows()
+
+    def fetch_all(self) -> None:
+        """List every row the search matched (select all, a column sort of the whole list)."""
+        while self.canFetchMore():
+            before = len(self.records)
+            self.fetchMore()
+            if len(self.records) == before:
+                break
 
     def columnCount(self, parent=_ROOT) -> int:  # noqa: N802 - Qt override
         return len(COLUMNS)
@@ -152,6 +239,8 @@ class LibraryModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if column == CREATED:  # the cell shows the day; when exactly, here
                 return record.created.replace("T", " ")[:19] + " UTC"
+            if column == SOURCE:
+                return source_tip(record)
             tags = ", ".join(record.tags)
             text = f"{record.name or record.prompt}\n{record.prompt}\ntags: {tags}\n{record.notes}"
             return quality_tooltip(text.strip(), record.quality)
@@ -200,14 +289,34 @@ class LibraryModel(QAbstractTableModel):
         if column == MATCH:
             found = self.similarity.get(record.id)
             return "" if found is None else f"{round(100 * found)}%"
+        if column == SOURCE:
+            return source_text(record)
         return _status(record)
 
     def _thumbnail(self, record):
         if record.missing:
             return None
         path = record.audio_path
-        return self.thumbnails.pixmap(("library", record.id, record.content_sha256),
-                                      THUMB_SIZE, lambda columns: file_peaks(path, columns))
+        # an imported file has no hash of its samples: its time of change tells a new version
+        key = ("library", record.id, record.content_sha256 or record.created)
+        kept = self._kept_peaks(record)
+        if kept is not None:
+            return self.thumbnails.pixmap(key, THUMB_SIZE, lambda columns: fit_peaks(kept, columns))
+        return self.thumbnails.pixmap(key, THUMB_SIZE, lambda columns: file_peaks(path, columns))
+
+    def _kept_peaks(self, record):
+        """An imported sound's peaks as the background pass kept them (asked once per listing:
+        one small read of the library), None for a generated take or until they are made."""
+        if self.stored_peaks is None or getattr(record, "source_root", None) is None:
+            return None
+        if record.id not in self._peaks:
+            try:
+                self._peaks[record.id] = self.stored_peaks(record.id)
+            except Exception:  # noqa: BLE001 - painting goes on: the file is read instead
+                self._peaks[record.id] = None
+            while len(self._peaks) > PEAKS_KEPT:
+                self._peaks.popitem(last=False)
+        return self._peaks[record.id]
 
     def _thumbnail_ready(self, key) -> None:
         row = self._rows.get(key[1])

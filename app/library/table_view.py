@@ -1,16 +1,17 @@
 """The library's table view: whole rows, drag-out, Up/Down to audition, F2 to rename in place, a
 header menu that shows or hides columns, and column widths made for reading.
 
-The name column gets the room the others leave (never less than PROMPT_FLOOR: a narrow page
-scrolls sideways rather than hide it); the stars and the heart stay narrow; seed, length and
-status fit their contents. Widths, order, hidden columns and the clicked sort are kept between
-runs (`restore_columns`, `column_state`).
+The name column gets the room the others leave (never less than PROMPT_FLOOR); the stars and
+the heart stay narrow; seed, length, model, tier and status fit their contents; tags are cut
+short (the inspector lists them whole). A page too narrow for them all folds the columns the
+inspector's facts repeat (app.library.table_room) rather than scroll sideways. Widths, order,
+hidden columns and the clicked sort are kept between runs (`set_up_columns`, `column_state`).
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import QByteArray, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTableView
 
 from app.library.table import (
     COLUMNS,
@@ -22,18 +23,32 @@ from app.library.table import (
     PROMPT,
     RATING,
     SEED,
+    SOURCE,
     STATUS,
     TAGS,
     THUMB_SIZE,
     TIER,
 )
+from app.library.table_room import (
+    NAME_FLOOR,
+    TAGS_MAX,
+    TAGS_MIN,
+    columns_to_fold,
+    tags_width,
+)
 from app.widgets.takes_list import plain_arrow
 
-PROMPT_FLOOR = 160  # the name never gets narrower: the table scrolls sideways instead
+PROMPT_FLOOR = NAME_FLOOR  # the name never gets narrower: other columns fold away instead
 # The order a first run shows: what a sound is called and how it rates, then its facts.
-FIRST_ORDER = (FAV, RATING, PROMPT, MATCH, LENGTH, TAGS, SEED, MODEL, TIER, CREATED, STATUS)
-FITTED = (SEED, LENGTH, STATUS, MATCH)  # as wide as their contents
+FIRST_ORDER = (FAV, RATING, PROMPT, MATCH, LENGTH, TAGS, SOURCE, SEED, MODEL, TIER, CREATED,
+               STATUS)
+# As wide as their contents and their titles (fitted by `fit_prompt`: Qt's own fitting keeps
+# room for a sort arrow beside every title, 20 px a column the name needs more).
+FITTED = (SEED, LENGTH, STATUS, MATCH, MODEL, TIER)
+TITLE_PADDING = 14  # px around a column's title
 ALWAYS_SHOWN = (PROMPT,)
+NAME_PADDING = 16  # px around the name's thumbnail and text
+NAME_ROWS_MEASURED = 100  # at most the rows on screen are measured
 OWN_VISIBILITY = (MATCH,)  # shown while Find similar's results are listed, by the panel
 
 
@@ -59,20 +74,30 @@ class LibraryTableView(QTableView):
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._column_menu)
         header.sectionResized.connect(self._other_column_resized)
+        self._folded: set[int] = set()  # folded for want of room (not by the user)
+        self._fold_widths: dict[int, int] = {}  # a folded column's width when it was shown
+        self._fitting = False
+        self._set_up = False  # nothing folds before the columns have their widths
+        self._tags_width = 0  # the tags' narrowest width when they have room
+        self._tags_by_user = False  # the user set it: it is not grown to their contents
 
     # ------------------------------------------------------------------ columns
     def set_up_columns(self, state: object) -> None:
         """Default widths and order, then the state a last run kept (`column_state`)."""
         header = self.horizontalHeader()
+        self._fitting = True
+        for column in self._folded:  # widths are given to shown columns
+            header.setSectionHidden(column, False)
+        self._folded = set()
+        self._fitting = False
         header.setStretchLastSection(False)
         header.setSectionsMovable(True)  # people put their columns where they read them
         header.setMinimumSectionSize(24)
         metrics = self.fontMetrics()
         widths = {FAV: metrics.horizontalAdvance("♥") + 16,
                   RATING: metrics.horizontalAdvance("★★★★★") + 12,
-                  MODEL: metrics.horizontalAdvance("sm-music") + 24,
-                  TIER: metrics.horizontalAdvance("fp8_fast") + 24,
                   TAGS: metrics.horizontalAdvance("impact, metal") + 16,
+                  SOURCE: metrics.horizontalAdvance("Generated") + 16,
                   CREATED: metrics.horizontalAdvance("2099-12-31") + 16}
         for column, width in widths.items():
             header.resizeSection(column, width)
@@ -86,21 +111,40 @@ class LibraryTableView(QTableView):
         header.setSectionHidden(PROMPT, False)
         modes = {FAV: QHeaderView.ResizeMode.Fixed, RATING: QHeaderView.ResizeMode.Fixed,
                  PROMPT: QHeaderView.ResizeMode.Stretch}
-        modes.update(dict.fromkeys(FITTED, QHeaderView.ResizeMode.ResizeToContents))
         for column in range(len(COLUMNS)):
             header.setSectionResizeMode(column, modes.get(column,
                                                           QHeaderView.ResizeMode.Interactive))
         header.setSortIndicatorClearable(True)
         self.setSortingEnabled(True)  # sorts by the restored indicator, if any
+        # the tags follow their contents (a width kept from the last run may be one they
+        # gave way to); a width the user drags them to holds for this run
+        self._tags_width, self._tags_by_user = widths[TAGS], False
+        self._set_up = True
+        # new rows: the tags and the name may want other widths (after the view's own layout)
+        self.model().modelReset.connect(lambda: QTimer.singleShot(0, self, self.fit_prompt))
+        self.fit_prompt()
 
     def column_state(self) -> QByteArray:
-        """What `set_up_columns` restores next run (Match's visibility is not the user's)."""
+        """What `set_up_columns` restores next run (Match's visibility is not the user's, nor
+        a column folded for want of room)."""
         header = self.horizontalHeader()
         shown = not header.isSectionHidden(MATCH)
-        header.setSectionHidden(MATCH, True)
-        state = header.saveState()
-        header.setSectionHidden(MATCH, not shown)
+        self._fitting = True  # showing and hiding again must not refit meanwhile
+        try:
+            header.setSectionHidden(MATCH, True)
+            for column in self._folded:
+                header.setSectionHidden(column, False)
+            state = header.saveState()
+            for column in self._folded:
+                header.setSectionHidden(column, True)
+            header.setSectionHidden(MATCH, not shown)
+        finally:
+            self._fitting = False
         return state
+
+    def folded_columns(self) -> set[int]:
+        """The columns folded away for want of room (they come back when there is room)."""
+        return set(self._folded)
 
     def show_matches(self, on: bool) -> None:
         self.horizontalHeader().setSectionHidden(MATCH, not on)
@@ -109,16 +153,42 @@ class LibraryTableView(QTableView):
         super().resizeEvent(event)
         self.fit_prompt()
 
-    def _other_column_resized(self, column: int, _old: int, _new: int) -> None:
-        if column != PROMPT:
+    def _other_column_resized(self, column: int, _old: int, new: int) -> None:
+        if column != PROMPT and not self._fitting:
+            if column == TAGS and new > 0:
+                self._tags_width, self._tags_by_user = new, True
             self.fit_prompt()
 
+    def _wanted(self, column: int) -> int:
+        """How wide a column is shown: now, or when it was folded away."""
+        if column == TAGS:
+            return TAGS_MIN  # they give way before anything folds
+        if column in self._folded:
+            return self._fold_widths.get(column, 0)
+        return self.horizontalHeader().sectionSize(column)
+
     def fit_prompt(self) -> None:
-        """The name stretches over the room the other columns leave, but never below
-        PROMPT_FLOOR: a narrow page scrolls sideways rather than hide the name."""
+        """Fold (or bring back) the columns the room allows, then the name stretches over the
+        room the others leave, but never below PROMPT_FLOOR."""
         header = self.horizontalHeader()
-        if header.count() <= PROMPT:
+        if header.count() <= PROMPT or self._fitting or not self._set_up \
+                or not self.isVisible():  # a hidden view's width means nothing yet
             return
+        self._fitting = True
+        try:
+            shown = {c: self._wanted(c) for c in range(header.count())
+                     if c != PROMPT and (not header.isSectionHidden(c) or c in self._folded)}
+            fold = set(columns_to_fold(self.viewport().width(), shown, PROMPT_FLOOR))
+            for column in self._folded - fold:
+                header.setSectionHidden(column, False)
+            for column in fold - self._folded:
+                self._fold_widths[column] = header.sectionSize(column)
+                header.setSectionHidden(column, True)
+            self._folded = fold
+            self._fit_contents()
+            self._give_way_to_the_name()
+        finally:
+            self._fitting = False
         others = sum(header.sectionSize(c) for c in range(header.count())
                      if c != PROMPT and not header.isSectionHidden(c))
         roomy = self.viewport().width() - others >= PROMPT_FLOOR
@@ -128,6 +198,49 @@ class LibraryTableView(QTableView):
         if not roomy and header.sectionSize(PROMPT) < PROMPT_FLOOR:
             header.resizeSection(PROMPT, PROMPT_FLOOR)
 
+    def _fit_contents(self) -> None:
+        """The fitted columns as wide as their contents and titles (the sorted one with room
+        for its arrow)."""
+        header, model = self.horizontalHeader(), self.model()
+        metrics = header.fontMetrics()
+        arrow = self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMarkSize)
+        for column in FITTED:
+            if header.isSectionHidden(column):
+                continue
+            title = str(model.headerData(column, Qt.Orientation.Horizontal) or "")
+            width = metrics.horizontalAdvance(title) + TITLE_PADDING
+            if header.sortIndicatorSection() == column:
+                width += arrow
+            width = max(width, self.sizeHintForColumn(column))
+            if header.sectionSize(column) != width:
+                header.resizeSection(column, width)
+
+    def _give_way_to_the_name(self) -> None:
+        """The tags narrow (to TAGS_MIN) while the name is cut, and widen back after."""
+        header = self.horizontalHeader()
+        if header.isSectionHidden(TAGS):
+            return
+        others = sum(header.sectionSize(c) for c in range(header.count())
+                     if c not in (PROMPT, TAGS) and not header.isSectionHidden(c))
+        name_wants = max(PROMPT_FLOOR, self._name_wants())
+        preferred = self._tags_width if self._tags_by_user else min(
+            max(self._tags_width, self.sizeHintForColumn(TAGS)), TAGS_MAX)
+        width = tags_width(self.viewport().width() - others, name_wants, preferred)
+        if header.sectionSize(TAGS) != width:
+            header.resizeSection(TAGS, width)
+
+    def _name_wants(self) -> int:
+        """The width the names on screen read whole in, thumbnail included (whether it is
+        drawn yet or not: it arrives later and must not cut the name then)."""
+        model = self.model()
+        first = max(self.rowAt(0), 0)
+        last = self.rowAt(self.viewport().height() - 1)
+        last = min(model.rowCount() - 1 if last < 0 else last, first + NAME_ROWS_MEASURED)
+        metrics = self.fontMetrics()
+        widest = max((metrics.horizontalAdvance(str(model.index(row, PROMPT).data() or ""))
+                      for row in range(first, last + 1)), default=0)
+        return widest + THUMB_SIZE.width() + NAME_PADDING
+
     def _column_menu(self, pos) -> None:
         header = self.horizontalHeader()
         menu = QMenu(self)
@@ -136,10 +249,15 @@ class LibraryTableView(QTableView):
                 continue
             action = menu.addAction(title)
             action.setCheckable(True)
-            action.setChecked(not header.isSectionHidden(column))
-            action.toggled.connect(
-                lambda shown, c=column: header.setSectionHidden(c, not shown))
+            action.setChecked(not header.isSectionHidden(column) or column in self._folded)
+            action.toggled.connect(lambda shown, c=column: self._show_column(c, shown))
         menu.exec(header.mapToGlobal(pos))
+
+    def _show_column(self, column: int, shown: bool) -> None:
+        """The header menu: the user's choice (a folded column stays folded while room lacks)."""
+        self._folded.discard(column)
+        self.horizontalHeader().setSectionHidden(column, not shown)
+        self.fit_prompt()
 
     # ------------------------------------------------------------------ keys
     def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt override

@@ -54,6 +54,7 @@ RULE_AFTER_RENDERS = 3  # renders finished before "slower than typing" is judged
 class LiveController(QObject):
     heard = Signal(object)  # HeardRender: a live render's first sample was played
     playingStarted = Signal()  # live audition started the player (the Play button says Pause)
+    liveChanged = Signal(bool)  # live audition went on or off (the status bar's Live word)
 
     def __init__(self, panel: GenerationPanel, viewer: TakeViewer, notifier: Notifier,
                  session: TakeModel, gpu: GpuService, player: Player,
@@ -108,6 +109,7 @@ class LiveController(QObject):
         blocked = self.panel.live_toggle.blockSignals(True)
         self.panel.live_toggle.setChecked(self.live)
         self.panel.live_toggle.blockSignals(blocked)
+        self.liveChanged.emit(self.live)
 
     def _start(self) -> None:
         try:

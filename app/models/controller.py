@@ -19,12 +19,11 @@ from app.common.gpu_jobs import BATCH
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
 from app.common.preload import Preload
-from app.common.remedy_words import for_window
 from app.generate.panel import GenerationPanel
 from app.generate.tier_combos import TierCombos
+from app.models.model_tips import model_tip
 from engines import paths
-from engines.catalog import BACKEND_LABELS, DECODERS, MODEL_SETS, get_model_set
-from engines.errors import join
+from engines.catalog import DECODERS, MODEL_SETS, get_model_set
 from engines.models.inventory import default_catalog
 from engines.settings import read_settings, update_settings
 
@@ -119,13 +118,7 @@ class ModelsController(QObject):
             item = model.item(index)
             if not answer.runnable:
                 item.setEnabled(False)
-                combo.setItemData(index, for_window(answer.reason or "It cannot run here."),
-                                  Qt.ItemDataRole.ToolTipRole)
-            else:
-                backend = BACKEND_LABELS.get(answer.backend, answer.backend)
-                combo.setItemData(index, for_window(join(f"Runs on {backend}.",
-                                                         *(join(" ", n) for n in answer.notes))),
-                                  Qt.ItemDataRole.ToolTipRole)
+            combo.setItemData(index, model_tip(answer), Qt.ItemDataRole.ToolTipRole)
         demo = combo.findData("demo")
         first_runnable = next((i for i in range(combo.count())
                                if model.item(i).isEnabled() and combo.itemData(i) != "demo"),

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from app.common.notifier import user_sentence
 from app.common.theme import apply_theme
 from app.shell.safety_net import SafetyNet, log_hint
+from app.shell.secret_log import mask_secrets_in_log
 from app.shell.studio import build_main_window
 from engines import paths
 from engines.error_sentences import sentence, shown
@@ -59,6 +60,7 @@ def run_gui(argv: list[str] | None = None) -> int:
         return EXIT_REFUSED
     try:
         paths.setup_logging("sa3-studio.gui")
+        mask_secrets_in_log()  # no connection line's password in the log file
     except Exception:  # noqa: BLE001 - no log file is no reason to refuse the window
         log.warning("could not set up the log file", exc_info=True)
     try:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from app.library.controller import LibraryController
+from app.library.inspector_session import SessionFacts
 from app.library.panel import LibraryPanel
 from app.team.controller import TeamController
 from app.team.panel import TeamPanel
@@ -81,6 +82,9 @@ class LibraryPageParts:
             panel, window.generation_panel, studio.notifier, studio.session, studio.gpu,
             studio.library, studio, player=studio.player,
             file_for=studio.export_controller.file_for)
+        # the Session tab's facts of its selected take: the Library inspector's words
+        SessionFacts(window.session_panel.facts, studio.session, studio.library,
+                     controller.readings, controller)
         team = TeamController(sources, panel, window.team_progress, studio.notifier,
                               studio.session, self.open_library, studio)
         return LibraryPage(panel, team_panel, sources, controller, team)

@@ -6,13 +6,16 @@ Object names (a contract for tests and assistive tools): promptEdit, negativePro
 modelCombo, decoderCombo, precisionCombo, codecTierCombo, secondsSpin, stepsSpin, cfgSpin,
 apgSpin, seedEdit, seedLockCheck, generateButton, rerollButton, variationsSpin,
 rerollFlaggedCheck, cancelButton, initNoiseSlider, liveToggle, keepLiveButton, liveLatencyLabel
-(app.generate.panel); takesList, exportButton, compareTiersButton (app.takes.panel);
+(app.generate.panel); takesList, exportButton (app.takes.panel);
 waveformView, spectrogramView, latentView, playButton, loopCheck (app.takes.viewer);
 renderListProgress, renderListCancelButton (app.batch.progress); demoSetState
 (app.models.demo_set); renderListAction,
 shortcutsAction, aboutAction, liveAction, keepLiveAction, teamSettingsAction,
-publishTeamAction (app.shell.menus); statusBar,
-mainSplitter, sideTabs, centreTabs (here: the Take and Library pages); and the Finish panel's
+publishTeamAction, settingsColumnAction, sessionColumnAction (app.shell.menus); statusBar
+and its liveStateLabel,
+mainSplitter (its side columns fold: app.shell.columns), sideTabs, centreTabs (here: the Take
+and Library pages); advancedGroup and what it holds (app.generate.advanced_group:
+precisionCombo, codecTierCombo, compareTiersButton, engineDetailsLabel); and the Finish panel's
 (app.finish.panel: finishPanel, presetCombo, loudnessLabel, loopButton, abButton, ...) and
 the Library page's (app.library.panel; its Team
 source's: app.team.sources, app.team.panel, app.team.progress). The Library page is built when
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QApplication,
+    QLabel,
     QMainWindow,
     QSplitter,
     QStatusBar,
@@ -45,6 +49,7 @@ from app.common.theme import apply_theme, icon
 from app.finish.panel import FinishPanel
 from app.generate.panel import GenerationPanel
 from app.models.demo_set import DemoSetState
+from app.shell.columns import SESSION, SETTINGS, ColumnFolds, default_sizes
 from app.shell.menus import MainMenus
 from app.takes.panel import SessionPanel
 from app.takes.viewer import TakeViewer
@@ -61,6 +66,7 @@ log = logging.getLogger(__name__)
 
 WINDOW_TITLE = "SA3 Studio"
 LIBRARY_TAB = "Library"
+LIVE_WORD = "LIVE"
 # A window shown but never painted (shown minimised): what waits for the first paint starts
 # after this long anyway.
 FIRST_PAINT_FALLBACK_MS = 1000
@@ -112,16 +118,25 @@ class MainWindow(QMainWindow):
         splitter.addWidget(centre)
         splitter.addWidget(self.side_tabs)
         splitter.setStretchFactor(1, 1)
-        # Dragging a handle stops at a column's minimum instead of hiding the column.
-        splitter.setChildrenCollapsible(False)
-        splitter.setSizes([330, 640, 380])
+        # the side columns fold away (View menu, or a drag to the edge), the centre never does
+        # (app.shell.columns); a laptop's narrow screen gives the centre the room
+        screen = QApplication.primaryScreen()
+        splitter.setSizes(default_sizes(screen.availableGeometry().width() if screen else 0))
         self.splitter = splitter
         self.setCentralWidget(splitter)
         self.setStatusBar(named(QStatusBar(), "statusBar"))
         self.list_progress = ListProgress(self.statusBar())
         self.team_progress = PublishProgress(self.statusBar())
         self.demo_state = DemoSetState(self.statusBar())
+        # while live audition is on, the status bar says so at a glance (app.shell.studio)
+        self.live_state_label = named(QLabel(LIVE_WORD), "liveStateLabel")
+        self.live_state_label.setToolTip("Live audition is on: every change plays again "
+                                         "(Ctrl+L turns it off)")
+        self.live_state_label.setVisible(False)
+        self.statusBar().addPermanentWidget(self.live_state_label)
         self.menus = MainMenus(self)
+        self.columns = ColumnFolds(splitter, {SETTINGS: self.menus.settings_column_action,
+                                              SESSION: self.menus.session_column_action}, self)
 
     # ------------------------------------------------------------------ the Library page
     @property

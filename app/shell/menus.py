@@ -26,6 +26,16 @@ class MainMenus:
         self.render_list_action = file_menu.addAction(icon("list"), "&Render sound list...")
         self.render_list_action.setObjectName("renderListAction")
         file_menu.addSeparator()
+        # sound files referenced in place in the library (app.library.import_controller)
+        self.import_folder_action = file_menu.addAction(icon("open"), "&Import sound folder...")
+        self.import_folder_action.setObjectName("importSoundFolderAction")
+        self.import_folder_action.setStatusTip("List a folder of your own sound files in the "
+                                               "library; the files stay where they are")
+        self.rescan_folders_action = file_menu.addAction(icon("list"), "R&escan sound folders")
+        self.rescan_folders_action.setObjectName("rescanSoundFoldersAction")
+        self.rescan_folders_action.setStatusTip("Pick up sound files added, changed, moved or "
+                                                "deleted in the imported folders")
+        file_menu.addSeparator()
         self.quit_action = file_menu.addAction(icon("quit"), "&Quit")
         self.quit_action.setShortcut("Ctrl+Q")
         settings_menu = bar.addMenu("&Settings")
@@ -67,6 +77,18 @@ class MainMenus:
         self.library_action.setShortcut("Ctrl+B")
         self.publish_team_action = take_menu.addAction(icon("export"), "Publish to &team library")
         self.publish_team_action.setObjectName("publishTeamAction")
+        view_menu = bar.addMenu("&View")
+        # checked while the column shows; app.shell.columns folds and unfolds them
+        self.settings_column_action = view_menu.addAction("&Settings column")
+        self.settings_column_action.setObjectName("settingsColumnAction")
+        self.settings_column_action.setShortcut("Ctrl+[")
+        self.settings_column_action.setStatusTip("Fold the generation settings away for room, "
+                                                 "or bring them back")
+        self.session_column_action = view_menu.addAction("S&ession column")
+        self.session_column_action.setObjectName("sessionColumnAction")
+        self.session_column_action.setShortcut("Ctrl+]")
+        self.session_column_action.setStatusTip("Fold the session's takes away for room, or "
+                                                "bring them back")
         help_menu = bar.addMenu("&Help")
         self.shortcuts_action = help_menu.addAction(icon("keyboard"), "&Keyboard shortcuts")
         self.shortcuts_action.setObjectName("shortcutsAction")
@@ -75,7 +97,7 @@ class MainMenus:
         self.about_action.setObjectName("aboutAction")
         # The menus, kept here: PySide's QAction.menu() hands back a wrapper that owns the
         # menu, and collecting it deleted the menu with its actions (seen on Python 3.12).
-        self.menus = (file_menu, settings_menu, models_menu, take_menu, help_menu)
+        self.menus = (file_menu, settings_menu, models_menu, take_menu, view_menu, help_menu)
         for menu, name in zip(self.menus, ("fileMenu", "settingsMenu", "modelsMenu",
-                                           "takeMenu", "helpMenu"), strict=True):
+                                           "takeMenu", "viewMenu", "helpMenu"), strict=True):
             menu.setObjectName(name)

@@ -41,6 +41,7 @@ from app.models.controller import ModelsController
 from app.models.demo_set import DemoPreparation
 from app.shell.after_paint import Step, StepsAfterPaint
 from app.shell.main_window import MainWindow
+from app.shell.session_restore import SessionRestore
 from app.shell.shortcuts_sheet import show_about, show_shortcuts_sheet
 from app.takes.controller import TakesController
 from app.takes.tier_compare import CompareTiersController
@@ -88,8 +89,8 @@ class Studio(QObject):
         self._library_parts: LibraryPageParts | None = None
         self.batch_controller = BatchController(window.list_progress, notifier, session, gpu,
                                                 self)
-        self.compare_controller = CompareTiersController(takes_panel, notifier, session, gpu,
-                                                         self)
+        self.compare_controller = CompareTiersController(generation.advanced, notifier, session,
+                                                         gpu, self)
         self.live_controller = LiveController(generation, viewer, notifier, session, gpu, player,
                                               self)
         self.labels_controller = LabelsController(window, notifier, self)
@@ -101,15 +102,19 @@ class Studio(QObject):
         # anything it found once the batch is done
         gpu.outcome.connect(lambda outcome: outcome.key.kind == BATCH
                             and show_settings_notices(notifier))
-        notifier.status("Ready. Type a prompt and press Ctrl+Enter.")
+        notifier.greet("Ready. Type a prompt and press Ctrl+Enter.")
         # what opening found wrong (a damaged library or settings file set aside): once
         notifier.notices([getattr(library, "notice", None), *take_settings_notices()])
         self.window_state = WindowState()
         self.restore_window()
+        # last time's session: its settings now, its takes after the first paint
+        self.session_restore = SessionRestore(generation, session, library, notifier, self)
+        self.session_restore.restore_settings()
         models = self.models_controller
         library_code = Preload(LIBRARY_PAGE_MODULE)
         self.after_paint = StepsAfterPaint(window, window.firstPainted, (
             Step(player.look_up_in_background),
+            Step(self.session_restore.restore_takes),
             Step(models.preload_first_run_code, on_screen=True),
             Step(library_code.start),
             Step(models.offer_first_run, on_screen=True, after=models.first_run_code_loaded),
@@ -175,9 +180,11 @@ class Studio(QObject):
         self.generation_controller.libraryChanged.connect(refresh)
         self.inpaint_controller.libraryChanged.connect(refresh)
         self.batch_controller.libraryChanged.connect(refresh)
+        self.compare_controller.libraryChanged.connect(refresh)
         self.generation_controller.takeGenerated.connect(self.takes_controller.autoplay)
         self.demo_preparation.ready.connect(self.models_controller.demo_set_ready)
         self.live_controller.playingStarted.connect(self.takes_controller.show_playing)
+        self.live_controller.liveChanged.connect(w.live_state_label.setVisible)
         self.batch_controller.runningChanged.connect(
             lambda running: w.menus.render_list_action.setEnabled(not running))
         w.session_panel.use_init_button.clicked.connect(
@@ -192,6 +199,10 @@ class Studio(QObject):
         menus.save_action.triggered.connect(self.export_controller.save_as)
         menus.copy_action.triggered.connect(self.export_controller.copy_current)
         menus.render_list_action.triggered.connect(self.batch_controller.open_dialog)
+        menus.import_folder_action.triggered.connect(
+            lambda: self.library_controller.importer.choose_folder())
+        menus.rescan_folders_action.triggered.connect(
+            lambda: self.library_controller.importer.rescan())
         menus.quit_action.triggered.connect(w.close)
         menus.labels_action.triggered.connect(self.labels_controller.open_dialog)
         menus.team_settings_action.triggered.connect(lambda: self.team_controller.open_settings())
@@ -266,7 +277,8 @@ class Studio(QObject):
 
     # ------------------------------------------------------------------ between runs
     def restore_window(self) -> None:
-        """Geometry, column widths, model, finishing preset and export folder of last time."""
+        """Geometry, column widths (folded or not), model, the Advanced group's state,
+        finishing preset and export folder of last time (the session: SessionRestore)."""
         w = self.window
         try:
             choices = self.window_state.restore(w, w.splitter)
@@ -276,6 +288,8 @@ class Studio(QObject):
                 self.finish_controller.offer_preset(choices.preset)
             if choices.export_folder is not None:
                 self.export_controller.last_folder = choices.export_folder
+            w.generation_panel.advanced.set_expanded(choices.advanced)
+            w.columns.sync()  # a column folded last time is folded now: its menu item says so
         except Exception:  # noqa: BLE001 - remembered layout is a courtesy, never a failure
             log.warning("could not restore the window's layout", exc_info=True)
 
@@ -284,11 +298,16 @@ class Studio(QObject):
         w = self.window
         choices = Choices(model=w.generation_panel.model_combo.currentData(),
                           preset=self.finish_controller.last_preset,
-                          export_folder=self.export_controller.last_folder)
+                          export_folder=self.export_controller.last_folder,
+                          advanced=w.generation_panel.advanced.expanded())
         try:
             self.window_state.save(w, w.splitter, choices)
         except Exception:  # noqa: BLE001 - closing must never fail over it
             log.warning("could not remember the window's layout", exc_info=True)
+        try:
+            self.session_restore.remember()
+        except Exception:  # noqa: BLE001 - closing must never fail over it
+            log.warning("could not remember the session", exc_info=True)
 
     def shutdown(self) -> None:
         """End every thread and pool the window started - the Models dialog's download thread,

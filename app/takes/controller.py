@@ -66,6 +66,7 @@ class TakesController(QObject):
         # Whether Play can work is shown once the output was looked up: the window starts that
         # after its first paint (app.shell.studio), off this thread; the timer below notices.
         self._playback_state_shown = False
+        self._said_unavailable: str | None = None  # the reason the status bar gave last
         self.timer = QTimer(self)
         self.timer.setInterval(PLAYHEAD_MS)
         self.timer.timeout.connect(self._tick)
@@ -104,10 +105,8 @@ class TakesController(QObject):
             self.viewer.latent_view.clear()
             self._show_position(0.0, 0.0)
             return
+        # (which tiers and engine files made it: the Advanced group says, not the status bar)
         self.show_take(take)
-        words = take.engine_words()
-        if words:  # which codec tier and engine files made it
-            self.notifier.status(words)
         if self.player.available:
             # instant A/B while playing
             self.player.load(self.session.audible(take).audio, keep_position=True)
@@ -177,10 +176,14 @@ class TakesController(QObject):
         ok = self.player.available
         self.viewer.play_button.setEnabled(ok)
         self.viewer.loop_check.setEnabled(ok)
+        self.viewer.no_audio_label.setVisible(not ok)
         if not ok:
             reason = self.player.unavailable_reason or "No audio output device was found."
             self.viewer.play_button.setToolTip(reason)
-            self.notifier.notice(reason)  # never over the error or result just shown
+            self.viewer.no_audio_label.setToolTip(reason)
+            if reason != self._said_unavailable:  # once, not at every press of Space
+                self._said_unavailable = reason
+                self.notifier.notice(reason)  # never over the error or result just shown
 
     def toggle_play(self) -> None:
         if not self.player.available:

@@ -1,8 +1,9 @@
 """The Session tab: the takes of this session and what can be done with the selected one, as
 buttons and as the takes list's right-click menu. Layout only: app.takes.controller (choosing,
 renaming, removing), app.export.controller (Save As, Copy, drag-out), app.generate.inpaint (Use
-as init), app.takes.tier_compare (Compare tiers) and app.library.controller (Find similar,
-connected by app.shell.studio) give it behaviour.
+as init), app.takes.tier_compare (Compare tiers: the menu item here, the button in the
+generation panel's Advanced group) and app.library.controller (Find similar, connected by
+app.shell.studio) give it behaviour.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QGridLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from app.common.theme import icon
+from app.widgets.facts_view import FactsView
 from app.widgets.named import named
 from app.widgets.takes_list import TakesListWidget
 
@@ -25,6 +27,10 @@ class SessionPanel(QWidget):
         layout.addWidget(hint)
         self.takes_list = named(TakesListWidget(), "takesList")
         layout.addWidget(self.takes_list, stretch=1)
+        # the selected take's facts, as the Library page's inspector words them
+        # (app.library.inspector_session fills it)
+        self.facts = named(FactsView(), "sessionFacts")
+        layout.addWidget(self.facts)
         grid = QGridLayout()
         self.use_init_button = named(QPushButton("Use as init"), "useAsInitButton",
                                      icon("init"))
@@ -35,16 +41,10 @@ class SessionPanel(QWidget):
         self.copy_button.setToolTip("Copy the take's file to the clipboard")
         self.delete_button = named(QPushButton("Delete"), "deleteTakeButton", icon("delete"))
         self.delete_button.setToolTip("Remove the take from the session")
-        self.compare_tiers_button = named(QPushButton("Compare tiers"), "compareTiersButton",
-                                          icon("models"))
-        self.compare_tiers_button.setToolTip(
-            "Decode the selected take again through every other installed codec tier, to hear "
-            "what each costs and gives (the same sound, no new sampling)")
         grid.addWidget(self.use_init_button, 0, 0)
         grid.addWidget(self.export_button, 0, 1)
         grid.addWidget(self.copy_button, 1, 0)
         grid.addWidget(self.delete_button, 1, 1)
-        grid.addWidget(self.compare_tiers_button, 2, 0, 1, 2)
         layout.addLayout(grid)
         self._build_context_menu()
 

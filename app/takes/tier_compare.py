@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import re
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 
 from app.common.displaydata import for_result
 from app.common.gpu_jobs import task_job
@@ -21,7 +21,7 @@ from app.common.notifier import Notifier
 from app.common.session import TakeModel
 from app.common.session_take import Take
 from app.common.tiers import tier_words
-from app.takes.panel import SessionPanel
+from app.generate.advanced_group import AdvancedGroup
 from engines.catalog import tier_choice
 from engines.errors import CancelledError, StudioError
 
@@ -49,9 +49,12 @@ def refusal(take: Take | None) -> str | None:
     return None
 
 
-def decode_other_tiers(worker, result, report, cancel) -> list[tuple[object, dict]]:
+def decode_other_tiers(worker, result, report, cancel,
+                       name_of=None) -> list[tuple[object, dict, int | None]]:
     """On the GPU worker: `result` through every other available codec tier, each with its
-    display data (app.common.displaydata), in the decoder's tier order."""
+    display data (app.common.displaydata) and its library id, in the decoder's tier order.
+    Each is kept in the library as `name_of(tier)` (every session take is: a restart brings
+    the session back from there); one the library refuses stays in the session only."""
     generator = worker.generator()
     req = result.request
     # through the module, so a test can stand in for the catalog's answer
@@ -67,24 +70,46 @@ def decode_other_tiers(worker, result, report, cancel) -> list[tuple[object, dic
             raise CancelledError()
         report(f"Decoding through the {tier} codec tier...")
         again = generator.decode_with_tier(result, tier, cancel.is_set)
-        compared.append((again, for_result(again)))
+        compared.append((again, for_result(again), keep(worker, again, name_of, tier)))
     return compared
 
 
-class CompareTiersController(QObject):
-    """Compare tiers (the takes panel's button; the Take menu's item is connected by
-    app.shell.studio)."""
+def keep(worker, result, name_of, tier: str) -> int | None:
+    """`result` kept in the worker's library; its id, or None (logged) when it was not."""
+    try:
+        library = worker.library() if name_of is not None else None
+        if library is None:
+            return None
+        return library.add(result, name=name_of(tier)).id
+    except Exception:  # noqa: BLE001 - the comparison itself worked: it stays in the session
+        log.warning("the %s tier's take could not be kept in the library", tier, exc_info=True)
+        return None
 
-    def __init__(self, panel: SessionPanel, notifier: Notifier, session: TakeModel,
+
+class CompareTiersController(QObject):
+    """Compare tiers (the button of the generation panel's Advanced group; the Take menu's and
+    the takes list's items are connected by app.shell.studio), and that group's line saying
+    which tiers and engine files made the selected take (the status bar stays in plain
+    words)."""
+
+    libraryChanged = Signal()  # the compared takes were kept in the library
+
+    def __init__(self, advanced: AdvancedGroup, notifier: Notifier, session: TakeModel,
                  gpu: GpuService, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.notifier = notifier
         self.session = session
         self.gpu = gpu
+        self.advanced = advanced
         self.pending: dict[int, Take] = {}  # task id -> the take being compared
-        panel.compare_tiers_button.clicked.connect(self.compare_current)
+        advanced.compare_tiers_button.clicked.connect(self.compare_current)
+        session.list.currentItemChanged.connect(self._show_details)
         gpu.progress.connect(self._progress)
         gpu.outcome.connect(self._outcome)
+
+    def _show_details(self, *_args) -> None:
+        take = self.session.current_take()
+        self.advanced.show_details(take.engine_details() if take is not None else "")
 
     def compare_current(self) -> bool:
         """Start decoding the selected take through the other tiers; False after saying why
@@ -99,7 +124,8 @@ class CompareTiersController(QObject):
         worker, result = self.gpu.worker, take.result
 
         def task(report, cancel):
-            return decode_other_tiers(worker, result, report, cancel)
+            return decode_other_tiers(worker, result, report, cancel,
+                                      lambda tier: compare_name(take, tier))
 
         key = self.gpu.submit(task_job(task, "Comparing tiers"))
         self.pending[key] = take
@@ -126,17 +152,19 @@ class CompareTiersController(QObject):
         take.tier_group = group
         self.session.show_row(take)  # its row now says its tier, beside the others'
         anchor, added = take, []
-        for result, display in compared:
+        for result, display, library_id in compared:
             tier = result.codec_tier
             sibling = Take(prompt=take.prompt, pcm=result.pcm, seed=result.seed,
                            model=take.model, result=result, name=compare_name(take, tier),
-                           init_path=take.init_path, display=display,
+                           init_path=take.init_path, display=display, library_id=library_id,
                            quality=list(getattr(result, "quality", []) or []),
                            variation=take.variation, tier_group=group)
             # the first one is selected: heard at once, from where the original was
             self.session.add_take(sibling, select=not added, after=anchor)
             anchor = sibling
             added.append(tier)
+        if any(library_id is not None for _result, _display, library_id in compared):
+            self.libraryChanged.emit()
         names = ", ".join(f"the {tier} tier" for tier in added)
         self.notifier.status(f"Added {names} of \"{_TIER_SUFFIX.sub('', take.title())}\" "
                              f"right after it: the same latents through another codec; "

@@ -25,6 +25,7 @@ from app.widgets.spectrogram import SpectrogramView
 from app.widgets.waveform import WaveformView
 
 WAVEFORM_MIN_HEIGHT = 160  # px
+NO_AUDIO_TEXT = "No audio output: playback is off"
 
 
 class TakeViewer(QWidget):
@@ -64,10 +65,14 @@ class TakeViewer(QWidget):
         self.volume_slider.setValue(80)
         self.volume_slider.setMaximumWidth(120)
         self.position_label = named(QLabel("0.00 / 0.00 s"), "positionLabel")
+        # without an audio output the transport says so in words, not only in Play's tooltip
+        self.no_audio_label = named(QLabel(NO_AUDIO_TEXT), "noAudioLabel")
+        self.no_audio_label.setVisible(False)
         transport.addWidget(self.play_button)
         transport.addWidget(self.loop_check)
         transport.addWidget(self.autoplay_check)
         transport.addWidget(QLabel("Volume"))
         transport.addWidget(self.volume_slider)
         transport.addStretch(1)
+        transport.addWidget(self.no_audio_label)
         transport.addWidget(self.position_label)

@@ -14,6 +14,7 @@ from typing import Protocol
 import numpy as np
 
 from engines import noise, sampling
+from engines.adapters.errors import nonfinite_latents_error
 from engines.audio_io import pcm16_from_float
 from engines.backends.base import CancelFn, ProgressFn
 from engines.backends.text_cache import EncodedText, TextEncodingCache
@@ -184,6 +185,8 @@ def run_pipeline(stages: EngineStages, tokenizer: PromptTokenizer, req: Validate
     latents = sampling.run_sampler(plan, dit, on_step)
     clock.lap("sample", since)
     if not np.all(np.isfinite(latents)):
+        if req.adapters:
+            raise nonfinite_latents_error()  # the adapters' operands pushed the model out
         raise BackendError("The model produced invalid values (NaN or Inf), so no audio was "
                            "written; try another seed or a higher init noise level.")
 

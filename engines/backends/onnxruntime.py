@@ -3,6 +3,10 @@
 The embedded demo runs here on CPU; so do published SA3 ONNX graphs whose operators ONNX Runtime
 has (the catalog refuses the rest before anything loads). Input dtypes are read from each graph,
 never assumed, and every decoder output flavour (`pcm`, `pcm_unbounded`, `audio`) is handled.
+
+A take with adapters runs the set's branch DiT (the same graph with a low-rank branch on its
+adaptable linears, the adapters' operands as inputs; engines.adapters); a take without runs the
+plain DiT, so no adapter costs nothing. The branch DiT loads on the first take that needs it.
 """
 
 from __future__ import annotations
@@ -14,12 +18,17 @@ from pathlib import Path
 
 import numpy as np
 
+from engines.adapters.bases import bases_beside
+from engines.adapters.branch_files import branch_files
+from engines.adapters.branch_map import load_branch_map
+from engines.adapters.errors import ADAPTER_KEY
+from engines.adapters.stack_cache import StackCache
 from engines.audio_io import pcm16_from_float, pcm16_from_int32
 from engines.backends.base import CancelFn, ProgressFn
 from engines.backends.eager_pipeline import decode_take, run_pipeline
 from engines.backends.text_cache import TextEncodingCache
 from engines.catalog import EngineFiles
-from engines.errors import BackendError, ModelUnavailableError
+from engines.errors import BackendError, ModelUnavailableError, Remedy, join
 from engines.generation_result import GenerationResult
 from engines.lazy import lazy_import
 from engines.request import ValidatedRequest
@@ -116,6 +125,9 @@ class OnnxRuntimeBackend:
         self.text_cache = TextEncodingCache()
         self._text = _Session(files.text_encoder, options, "text encoder")
         self._dit = _Session(files.dit, options, "DiT")
+        self._plain_dit = self._dit
+        self._branch: tuple[_Session, StackCache] | None = None
+        self._dit_feeds: dict[str, np.ndarray] = {}  # the adapters' operands, while a take runs
         self._codecs: dict[tuple[Path, Path | None], _Codec] = {}
         self.use_codec(files)
 
@@ -140,7 +152,7 @@ class OnnxRuntimeBackend:
 
     def dit(self, x, t, hidden, mask, seconds, local_cond) -> np.ndarray:
         feeds = {"x": x, "t": t, "t5_hidden": hidden, "t5_mask": mask,
-                 "seconds_total": seconds, "local_add_cond": local_cond}
+                 "seconds_total": seconds, "local_add_cond": local_cond, **self._dit_feeds}
         return np.asarray(self._dit.run(feeds, ["velocity"])[0], dtype=np.float32)
 
     def encode_audio(self, audio: np.ndarray) -> np.ndarray:
@@ -168,10 +180,43 @@ class OnnxRuntimeBackend:
                  cancel: CancelFn | None = None) -> GenerationResult:
         """Stage by stage through run_pipeline: progress after every sampler step, cancel
         after every step and between stages (engines.backends.base says exactly where)."""
-        out = run_pipeline(self, self.tokenizer, request, progress, cancel, self.text_cache)
+        adapter_warnings = self._bind_adapters(request)
+        try:
+            out = run_pipeline(self, self.tokenizer, request, progress, cancel, self.text_cache)
+        finally:
+            self._dit, self._dit_feeds = self._plain_dit, {}
         return GenerationResult(pcm=out.pcm, latents=out.latents, step_latents=out.step_latents,
                                 seed=request.seed, timings_ms=out.timings_ms, backend=self.name,
-                                request=request, files=self.files, warnings=out.warnings)
+                                request=request, files=self.files,
+                                warnings=[*adapter_warnings, *out.warnings])
+
+    def _bind_adapters(self, request: ValidatedRequest) -> list[str]:
+        """Point `dit` at the branch DiT with the request's adapters bound (their operands fed
+        with every step), or leave the plain DiT for a take without adapters. Returns the
+        stack's warnings. AdapterError when the stack is refused."""
+        choices = tuple(request.adapters)
+        if not choices:
+            return []
+        session, stacks = self._branch or self._load_branch()
+        stack = stacks.stack_for(choices)
+        self._dit, self._dit_feeds = session, stack.operands()
+        return list(stack.warnings)
+
+    def _load_branch(self) -> tuple[_Session, StackCache]:
+        files = self.files
+        dit, branch_map = getattr(files, "branch_dit", None), getattr(files, "branch_map", None)
+        if dit is None or branch_map is None:
+            found = branch_files(files.dit)
+            if found is None:
+                raise ModelUnavailableError(join(
+                    f"This model set has no branch DiT beside '{files.dit.name}', so it cannot "
+                    f"apply adapters; remove the adapters (", Remedy.setting(ADAPTER_KEY),
+                    ") or install the set's branch DiT."))
+            dit, branch_map = found.dit, found.map
+        loaded = load_branch_map(branch_map)
+        self._branch = (_Session(dit, self._options, "branch DiT"),
+                        StackCache(loaded, bases_beside(branch_map)))
+        return self._branch
 
     def decode_latents(self, latents: np.ndarray, request: ValidatedRequest,
                        files: EngineFiles) -> tuple[np.ndarray, float]:
@@ -183,6 +228,7 @@ class OnnxRuntimeBackend:
         return pcm, (time.perf_counter() - started) * 1e3
 
     def close(self) -> None:
-        self._text = self._dit = None  # type: ignore[assignment]
+        self._text = self._dit = self._plain_dit = None  # type: ignore[assignment]
+        self._branch = None
         self._codecs.clear()
         self.text_cache.clear()

@@ -14,17 +14,21 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from engines.adapters.choice import AdapterChoice
 from engines.catalog import get_model_set
 from engines.error_sentences import printable, sentence
 from engines.errors import Advice, AudioFileError, RequestError
 from engines.number_text import as_float, is_huge, json_int, short
 from engines.provenance import init_entry
 from engines.request import MAX_SEED, MAX_STEPS, GenerationRequest, validate_request
+from engines.request_adapters import parse_adapter_cell
 from engines.seeds import MAX_VARIATIONS, check_seed_run
 from engines.text_display import blank_label_sentence, looks_blank
 
 # How a remedy names a setting in a sound list: a column of the row, never a flag.
 LIST_WORDS = {"init_audio": "an init_audio file in the row", "cfg": "the row's cfg",
+              "lora": "the row's lora column",
+              "lora_strength": "FILE:STRENGTH in the row's lora column",
               "loop_method": "make it by crossfade (loop_method crossfade in the row)"}
 LOOP_METHODS = ("model", "crossfade")
 _TRUE = {"1", "true", "yes", "y", "on", "x"}
@@ -77,6 +81,10 @@ class RowSpec:
     fx_name: str = ""  # UCS blocks for the files' names and metadata ("": the run's)
     creator: str = ""
     source: str = ""
+    # The `lora` column: adapters (paths absolute after the check) and, for the parameters
+    # hash, each file's SHA-256 (so an edited adapter file renders its takes again).
+    adapters: tuple[AdapterChoice, ...] = ()
+    adapter_sha256: tuple[str, ...] = ()
 
     def request(self, seed: int) -> GenerationRequest:
         return GenerationRequest(
@@ -84,7 +92,7 @@ class RowSpec:
             decoder=self.decoder, precision=self.precision, seconds=self.seconds,
             steps=self.steps, seed=seed, cfg=self.cfg, apg=self.apg, init_audio=self.init_audio,
             init_noise_level=self.init_noise_level, inpaint_spans=list(self.inpaint),
-            backend=self.backend, codec_tier=self.codec_tier)
+            backend=self.backend, codec_tier=self.codec_tier, adapters=self.adapters)
 
 
 def parse_row(where: str, values: dict[str, Any], folder: Path,
@@ -148,7 +156,8 @@ def _spec(where: str, values: dict[str, Any], folder: Path, defaults: RowDefault
         backend=defaults.backend,
         codec_tier=_text(get("codec_tier"), "codec_tier") or defaults.codec_tier,
         fx_name=_text(get("fx_name"), "fx_name"), creator=_text(get("creator"), "creator"),
-        source=_text(get("source"), "source"))
+        source=_text(get("source"), "source"),
+        adapters=parse_adapter_cell(get("lora"), folder))
 
 
 def _checked(spec: RowSpec) -> RowSpec:
@@ -158,7 +167,8 @@ def _checked(spec: RowSpec) -> RowSpec:
                                get_model_set(spec.model).max_seconds)
     # The tier as the request names it ("FP8-Fast" is fp8_fast), so the parameters hash of a
     # take does not change with how the list spells it.
-    return dataclasses.replace(spec, codec_tier=checked.codec_tier)
+    return dataclasses.replace(spec, codec_tier=checked.codec_tier, adapters=checked.adapters,
+                               adapter_sha256=tuple(i.sha256 for i in checked.adapter_infos))
 
 
 def _or(value: float | None, default: float) -> float:

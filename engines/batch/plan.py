@@ -259,6 +259,9 @@ def params_hash(spec: RowSpec, variation: int, finishing: FinishSettings | None,
     }
     if spec.codec_tier is not None:  # only then: the takes of earlier manifests keep their hash
         payload["codec_tier"] = spec.codec_tier
+    if spec.adapters:  # likewise: a row without adapters keeps the hash it had
+        payload["adapters"] = [[digest, choice.effective_strength] for digest, choice
+                               in zip(spec.adapter_sha256, spec.adapters, strict=False)]
     text = json.dumps(payload, sort_keys=True, ensure_ascii=True, allow_nan=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 

@@ -30,7 +30,7 @@ REQUIRED = ("name", "prompt")
 OPTIONAL = ("seconds", "variations", "seed", "negative_prompt", "model", "decoder",
             "precision", "codec_tier", "steps", "cfg", "apg", "init_audio", "init_noise_level",
             "inpaint", "loop", "loop_method", "preset", "category", "fx_name", "creator",
-            "source")
+            "source", "lora")
 KNOWN = frozenset(REQUIRED + OPTIONAL)
 DELIMITERS = ",;\t"  # Excel writes ';' where the decimal mark is a comma
 MAX_LIST_BYTES = 64 << 20  # a sound list is text; anything this big is the wrong file

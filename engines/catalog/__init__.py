@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engines import demo  # demo.ensure_demo_models read at call time: tests replace it there
+from engines.catalog.branch import adapters_status
 from engines.catalog.names import (
     get_model_set,
     normalize_backend,
@@ -289,8 +290,11 @@ class Catalog:
         for entry in entries:
             label = MODEL_SETS[entry.model].label
             status = entry.status
-            if entry.runnable and entry.notes:
-                notes = [part for n in entry.notes for part in ("; ", _strip_period(n))][1:]
+            said = list(entry.notes)
+            if entry.runnable and entry.backend == "tensorrt" and entry.files is not None:
+                said.append(adapters_status(entry.files.branch_dit))  # loaded only when used
+            if entry.runnable and said:
+                notes = [part for n in said for part in ("; ", _strip_period(n))][1:]
                 status = join(status, " (", *notes, ")")
             lines.append(join(f"{entry.model:<{key_width}}  {label:<{label_width}}  "
                               f"{entry.backend:<{backend_width}}  ", status))

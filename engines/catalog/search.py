@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from engines.catalog.branch import branch_engine, branch_refusal
 from engines.catalog.tables import (
     BACKEND_LABELS,
     CODEC_FILES,
@@ -58,6 +59,8 @@ class EngineFiles:
     encoder: Path | None
     codec_tier: str  # the codec tier whose decoder (and encoder) these are
     jit_plugin: bool = False
+    branch_dit: Path | None = None  # the DiT that serves adapters (engines.catalog.branch)
+    branch_map: Path | None = None
 
     def all_paths(self) -> tuple[Path, ...]:
         paths = (self.text_encoder, self.tokenizer, self.dit, self.decoder, self.encoder)
@@ -73,6 +76,7 @@ class Choice:
     precision: str
     need_encoder: bool
     codec_tier: str | None
+    adapters: bool = False  # the request names adapters: the branch DiT must be there
 
 
 class Unavailable(Exception):
@@ -175,9 +179,14 @@ class EngineSearch:
         text_encoder = need(TEXT_ENCODER_SUBDIR, TEXT_ENCODER_STEMS)
         tokenizer = self._tokenizer(choice, bases, "tensorrt")
         dit = need(choice.model.subdir, DIT_STEMS[choice.precision])
+        branch = branch_engine(bases, choice.model)
+        if choice.adapters and (why := branch_refusal(choice.model, choice.precision, branch,
+                                                      bases[0])):
+            raise Unavailable(why)
         decoder, encoder, tier = self._codec(choice, bases, ".trt", "tensorrt")
         self._codec_notes(choice, decoder, encoder, tier, ".trt", notes)
-        return EngineFiles("trt", text_encoder, tokenizer, dit, decoder, encoder, tier)
+        return EngineFiles("trt", text_encoder, tokenizer, dit, decoder, encoder, tier, False,
+                           *(branch or (None, None)))
 
     def _missing_engine(self, choice: Choice, subdir: str, names: Sequence[str]) -> Unavailable:
         """A missing engine: either built for another arch, or not there at all."""

@@ -124,6 +124,16 @@ DIT_STEMS: dict[str, tuple[str, ...]] = {
     "fp32": ("dit_fp32",),
     "fp8": ("dit_fp8",),
 }
+# The branch DiT that serves adapters (LoRA/DoRA): their operands are network inputs, so one
+# engine serves every adapter. It lies beside the set's other engines (<sm_XX>/<subdir>/) with
+# its layer map, under the official names (the official build writes the map beside the engine
+# as branch_map_<set>_lora.json; `<stem>_lora.json`, engines.adapters.branch_files, also counts).
+# The official branch engine is fp16: adapters on TensorRT run at fp16 whatever the plain DiT.
+BRANCH_PRECISION = "fp16"
+BRANCH_DIT_STEM = "dit_fp16_lora"
+BRANCH_MAP_NAMES: dict[str, str] = {"medium": "branch_map_medium_lora.json",
+                                    "sm-music": "branch_map_sm_music_lora.json",
+                                    "sm-sfx": "branch_map_sm_sfx_lora.json"}
 TEXT_ENCODER_SUBDIR = "t5gemma"
 TEXT_ENCODER_STEMS: tuple[str, ...] = ("t5gemma_fp16mixed", "t5gemma_fp16")
 ONNX_TEXT_ENCODER_STEMS: tuple[str, ...] = ("t5gemma_fp16", "t5gemma_fp16mixed")  # HF name first

@@ -60,6 +60,7 @@ from engines.request import (
     default_seconds,
     default_seconds_help,
 )
+from engines.request_adapters import parse_adapter_text
 from engines.seeds import MAX_VARIATIONS, check_seed_run, random_seed_run
 
 if TYPE_CHECKING:
@@ -103,6 +104,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="audio-to-audio strength 0.01..1 (default 0.6)")
     p.add_argument("--inpaint", nargs="+", action="extend", metavar="START:END", default=[],
                    help="regenerate these spans (seconds) of the init audio")
+    p.add_argument("--lora", action="append", default=[], metavar="FILE[:STRENGTH]",
+                   help="apply a LoRA/DoRA adapter (.safetensors) at STRENGTH 0..10 (default "
+                        "1); repeat to stack adapters")
     p.add_argument("--limiter-ceiling", type=float, default=None,
                    help="decoder limiter ceiling (default 0.977; > 1 relaxes it)")
     p.add_argument("--backend", default="auto", choices=BACKENDS)
@@ -151,7 +155,9 @@ def run_generate(args: argparse.Namespace) -> int:
                          f"{MAX_VARIATIONS}.")
     check_seed_run(args.seed, args.variations)  # the same rule as a sound list's rows
     # Nothing the run reads may be written over: refused now, before any render.
-    protected = default_protected((args.init_audio, "the init audio file"))
+    adapters = [parse_adapter_text(text) for text in args.lora]
+    protected = default_protected((args.init_audio, "the init audio file"),
+                                  *((choice.path, "an adapter file") for choice in adapters))
     out, fmt = check_output(args.out, args.format, protected)
     args.labels = labels_from(args)
     # A set's files: name_01 ..., or a UCS name numbered in its FXName block (names.py).
@@ -186,7 +192,7 @@ def run_generate(args: argparse.Namespace) -> int:
                 inpaint_spans=[parse_span(s) for s in args.inpaint],
                 limiter_ceiling=(DEFAULT_LIMITER_CEILING if args.limiter_ceiling is None
                                  else args.limiter_ceiling),
-                backend=args.backend,
+                backend=args.backend, adapters=adapters,
             ))
             _render_one(generator, request, target, fmt, finishing, init, args,
                         (k + 1, len(outs)))

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 from pathlib import Path
 
+from engines.adapter_summary import adapter_lines
 from engines.cli.library_edit import EDIT_COMMANDS, add_edit_parsers
 from engines.cli.library_export import add_export_parser, run_export
+from engines.cli.library_import import add_import_parser, run_import
 from engines.cli.library_label import LABEL_COMMANDS, add_label_parsers, label_line
 from engines.cli.library_rename import add_rename_parser, run_rename
 from engines.cli.library_similar import (
@@ -106,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("--tier", metavar="TIER",
                          help="only takes decoded with this codec tier (canonical, fp8, "
                               "fp8_fast, legacy, coarse)")
+    listing.add_argument("--adapter", metavar="NAME|SHA256",
+                         help="only takes made with this adapter: its file name (with or "
+                              "without .safetensors) or the start of its SHA-256")
+    listing.add_argument("--source", metavar="generated|imported|FOLDER",
+                         help="only generated takes, only sound files imported in place, or "
+                              "only those of one imported folder")
     listing.add_argument("--json", action="store_true",
                          help="a JSON array of the takes, every field (no table)")
     add_like_argument(listing)
@@ -126,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_similar_parser(commands, take_id)
     add_rename_parser(commands, take_id)
     add_label_parsers(commands, take_id)
+    add_import_parser(commands)
     return parser
 
 
@@ -147,6 +157,20 @@ def flag_code(text: str) -> str:
         return word
     raise argparse.ArgumentTypeError(f"'{printable(text)}' is not a quality flag; choose one "
                                      f"of {', '.join(_FLAG_CHOICES)}")
+
+
+def _source_filter(text: str | None) -> str | None:
+    """--source: generated, imported, or an imported folder (as given, made absolute)."""
+    if text is None or text in ("generated", "imported"):
+        return text
+    return os.path.realpath(os.path.abspath(argument_text(text, "--source")))
+
+
+def _source_word(record) -> str:
+    """The SOURCE column: generated, imported (copied in), or the imported folder's name."""
+    if record.is_sound_file:
+        return Path(record.source_root).name or record.source_root
+    return "imported" if record.is_imported else "generated"
 
 
 def _marks(record) -> str:
@@ -182,7 +206,9 @@ def run_list(library, args: argparse.Namespace) -> int:
     filters = {"model": args.model, "favourite": True if args.favourites else None,
                "min_rating": args.min_rating, "include_deleted": args.deleted,
                "quality": args.quality, "finished": True if args.finished else None,
-               "tier": args.tier}
+               "tier": args.tier, "source": _source_filter(args.source)}
+    if args.adapter is not None:  # only then: a library that predates adapters is asked as before
+        filters["adapter"] = argument_text(args.adapter, "--adapter")
     args.search = argument_text(args.search, "--search")
     library.check_quality()  # takes kept before flags were (once; opening does it in parts)
     records = library.search(args.search, sort=args.sort, limit=args.limit, **filters)
@@ -191,13 +217,14 @@ def run_list(library, args: argparse.Namespace) -> int:
         return EXIT_OK
     total = library.count(args.search, **filters)
     _say(f"{'ID':>6}  {'CREATED (UTC)':16}  {'MODEL':9} {'MODE':8} {'PARENT':>6} "
-         f"{'SECONDS':>7} {'SEED':>10}  {'RATING':6} {'MARKS':11} {'FLAGS':12} PROMPT / NAME")
+         f"{'SECONDS':>7} {'SEED':>10}  {'RATING':6} {'MARKS':11} {'FLAGS':12} "
+         f"{'SOURCE':14} PROMPT / NAME")
     for r in records:
         parent = "-" if r.parent_id is None else f"#{r.parent_id}"
         _say(f"{r.id:>6}  {r.created[:16].replace('T', ' '):16}  {r.model:9} {r.mode:8} "
              f"{parent:>6} {r.seconds:>7.2f} {('-' if r.is_imported else r.seed):>10}  "
              f"{'*' * r.rating:6} {_marks(r):11} {_quality(r):12} "
-             f"{_clip(r.title(), PROMPT_WIDTH)}")
+             f"{_clip(_source_word(r), 14):14} {_clip(r.title(), PROMPT_WIDTH)}")
     _say(f"{len(records)} of {total} take{'s' if total != 1 else ''} shown"
           + (f" matching '{args.search}'" if args.search else "") + f"; library: {library.root}")
     return EXIT_OK
@@ -211,7 +238,10 @@ def _show_lines(library, record) -> list[str]:
                                                      if record.missing else ""),
              f"  length       {record.seconds:.3f} s, {record.samples} samples at "
              f"{record.sample_rate} Hz"]
-    if record.is_imported:
+    if record.is_sound_file:
+        lines.append(f"  source       {record.source_root} (referenced in place, never "
+                     "changed)")
+    elif record.is_imported:
         lines.append(f"  imported     from {record.init_source}")
     else:
         spans = ", ".join(f"{a:g}:{b:g}" for a, b in record.inpaint_spans) or "-"
@@ -232,8 +262,10 @@ def _show_lines(library, record) -> list[str]:
                                           record.timings_ms.items()),
         ]
         for entry in record.engine_files:
-            lines.append(f"  engine       {entry['role']}: {entry['path']} "
-                         f"({entry.get('size')} bytes, sha256 {entry.get('sha256') or '?'})")
+            if entry.get("role") != "adapter":
+                lines.append(f"  engine       {entry['role']}: {entry['path']} "
+                             f"({entry.get('size')} bytes, sha256 {entry.get('sha256') or '?'})")
+        lines += adapter_lines(record.adapters)
     lines += [f"  rating       {record.rating}/5" + (", favourite" if record.favourite else ""),
               f"  tags         {', '.join(record.tags) or '-'}",
               f"  notes        {record.notes or '-'}",
@@ -303,7 +335,8 @@ def main(argv: list[str]) -> int:
             if library.notice and not (library.read_only and args.command in EDIT_COMMANDS):
                 warn(library.notice)  # (an edit's refusal says read-only itself)
             handlers = {"list": run_list, "show": run_show, "export": run_export,
-                        "similar": run_similar, "rename": run_rename, **EDIT_COMMANDS,
+                        "similar": run_similar, "rename": run_rename, "import": run_import,
+                        **EDIT_COMMANDS,
                         **LABEL_COMMANDS}
             handler = handlers[args.command]
             return handler(library, args)

@@ -29,9 +29,10 @@ from engines.cli.support import (
 )
 from engines.cli.words import say
 from engines.error_sentences import printable, sentence, shown
-from engines.errors import StudioError
-from engines.models import build_plan, builder
+from engines.errors import ModelUnavailableError, StudioError
+from engines.models import branch_build, build_plan, builder
 from engines.models import download as dl
+from engines.models.adapter_selftest import run_adapter_selftest
 from engines.models.hub_files import DOWNLOAD_SETS
 from engines.models.inventory import (
     default_catalog,
@@ -62,11 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--onnx", action="store_true", help="ONNX graphs instead of engines")
     fetch.add_argument("--dry-run", action="store_true", help="show files and sizes, download "
                                                               "nothing")
+    fetch.add_argument("--adapters", action="store_true",
+                       help="also the branch DiT that serves adapters, where the hub has it")
     build = sub.add_parser("build", help="build TensorRT engines from downloaded ONNX graphs")
     build.add_argument("sets", nargs="+", choices=(*DOWNLOAD_SETS, "demo"))
     build.add_argument("--precision", default="fp16", choices=PRECISIONS)
     build.add_argument("--wide", action="store_true", help="wide decoder profile (up to 8192)")
-    sub.add_parser("selftest", help="build the demo set into engines here and run one take")
+    build.add_argument("--adapters", action="store_true",
+                       help="also the branch DiT that serves adapters (the demo's; the published "
+                            "sets' comes from the official build_branch.py)")
+    check = sub.add_parser("selftest", help="build the demo set into engines here and run one take")
+    check.add_argument("--adapters", action="store_true",
+                       help="also the demo's branch DiT, and takes with a demo adapter")
     token = sub.add_parser("token", help="store a Hugging Face token (keyring)")
     token.add_argument("token", nargs="?", help="the token (default: read from stdin)")
     add = sub.add_parser("add-folder", help="also look for engines in this folder")
@@ -141,7 +149,8 @@ def cmd_download(args) -> int:
                          f"GPU is {catalog.gpu.major}.{catalog.gpu.minor}: use fp16.")
 
     token = dl.resolve_token()
-    plan = dl.plan_download(list(args.sets), arch, precisions, fmt, models, token=token)
+    plan = dl.plan_download(list(args.sets), arch, precisions, fmt, models, token=token,
+                            adapters=args.adapters)
     files = plan.files
     print(f"{len(files)} file(s), {human_size(plan.total_bytes)} in total:")
     for f in files:
@@ -190,7 +199,13 @@ def cmd_build(args) -> int:
     if args.precision == "fp8" and not gpu.has_fp8:
         raise UsageError(f"fp8 engines need FP8 tensor cores (compute capability 8.9+); this "
                          f"GPU is {gpu.major}.{gpu.minor}: build fp16 instead.")
-    specs = build_plan.plan_builds(models, list(args.sets), gpu.sm, args.precision)
+    branch = []
+    if args.adapters:  # refused first: the plain engines take minutes to build
+        try:
+            branch = branch_build.plan_branch(models, list(args.sets), gpu.sm)
+        except ModelUnavailableError as exc:
+            raise UsageError(str(exc)) from exc
+    specs = [*build_plan.plan_builds(models, list(args.sets), gpu.sm, args.precision), *branch]
     if not specs:
         raise UsageError(f"No ONNX graphs for {', '.join(args.sets)} were found under "
                          f"{models / 'onnx'}; download them with `python main.py models "
@@ -220,11 +235,18 @@ def cmd_selftest(args) -> int:
     models = _models_dir(args)
     catalog = default_catalog(models)
     _require_tensorrt(catalog)
+    test = run_adapter_selftest if args.adapters else run_selftest
     try:
-        timings = run_selftest(models, catalog, lambda name: print(f"building {name}"))
+        timings = test(models, catalog, lambda name: print(f"building {name}"))
     except StudioError as exc:
         print(f"error: the self-test failed: {printable(exc)}", file=sys.stderr)
         return EXIT_FAILED
+    if args.adapters:
+        print(f"adapter self-test passed: first take with the demo adapter "
+              f"{timings['adapter_first_ms']} ms, a strength change {timings['adapter_replay_ms']}"
+              f" ms ({timings['path']}), strength 0 within {timings['zero_strength_gap']:.1g} of "
+              f"the plain DiT.")
+        return EXIT_OK
     print(f"self-test passed: engines built in {timings['build_s']} s, first take "
           f"{timings['first_ms']} ms, replay {timings['replay_ms']} ms ({timings['path']}).")
     return EXIT_OK

@@ -12,6 +12,7 @@ FLAGS = {"tier": "--codec-tier", "name_template": "--name"}
 PHRASES = {(SETTING, "loop_method"): "make it by crossfade (--loop-method crossfade)",
            (FILE, "init_audio"): "--init-audio FILE",
            (SETTING, "inpaint"): "--inpaint START:END",
+           (FILE, "lora"): "--lora FILE", (SETTING, "lora_strength"): "--lora FILE:STRENGTH",
            (SETTING, "team_connection"): "SA3_STUDIO_TEAM"}
 COMMANDS = {"models download": "python main.py models download",
             "models build": "python main.py models build",

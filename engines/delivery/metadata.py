@@ -25,7 +25,7 @@ from engines.delivery.render import Rendering
 from engines.delivery.riff import bext_payload
 from engines.delivery.writer import FileTags
 from engines.finish.loudness import to_db
-from engines.provenance import codec_tier_of
+from engines.provenance import codec_tier_of, note_adapters
 
 _NOTE_REQUEST_KEYS = ("negative_prompt", "model", "decoder", "precision", "steps", "cfg",
                       "apg", "seconds", "mode", "init_noise_level", "inpaint_spans",
@@ -44,6 +44,7 @@ def note_meta(take: DeliveryTake, rendering: Rendering) -> dict[str, Any]:
                 created=take.created or None, prompt=take.prompt or None, seed=take.seed,
                 decoder_tier=codec_tier_of(take.provenance) or None,
                 backend=take.provenance.get("backend"))
+    meta["adapters"] = note_adapters(request.get("adapters")) or None
     if rendering.finishing is not None and take.finished is not None:
         meta["finish"] = take.finished.note()
     return meta

@@ -23,7 +23,7 @@ _MIN_PROMPT_CHARS = 40
 NOTE_FIELDS = ("app", "library_id", "parent_id", "created", "prompt", "negative_prompt", "seed",
                "model", "decoder", "precision", "decoder_tier", "steps", "cfg", "apg",
                "seconds", "mode", "init_noise_level", "inpaint_spans", "limiter_ceiling",
-               "backend", "finish")
+               "backend", "adapters", "finish")
 
 
 def build_comment(meta: dict[str, Any]) -> str:
@@ -45,6 +45,12 @@ def build_comment(meta: dict[str, Any]) -> str:
             keep -= 8
         note[key] = value[:max(keep, 0)]
     text = _dumps(note)
+    if len(text) > COMMENT_LIMIT and "adapters" in note:
+        # A long stack (about 170 characters an adapter) goes before the settings do; the
+        # sidecar and the library row keep every adapter.
+        note["adapters"] = None
+        note["adapters_cut"] = True
+        text = _dumps({k: v for k, v in note.items() if v is not None})
     if len(text) > COMMENT_LIMIT:  # only unusual fields left; identification still fits
         text = _dumps({key: note[key] for key in ("app", "library_id", "seed") if key in note})
     return text

@@ -24,11 +24,17 @@ from engines.paths import resource_file
 log = logging.getLogger(__name__)
 
 DEMO_LABEL = "Demo (procedural, not Stable Audio 3)"
-# 3: the codec DFT is factored into MatMuls (TensorRT has no DFT); 4: the coarse codec tier
-BUILDER_VERSION = 4
+# 3: the codec DFT is factored into MatMuls (TensorRT has no DFT); 4: the coarse codec tier;
+# 5: the DiT's branch form for LoRA/DoRA adapters and its map
+BUILDER_VERSION = 5
 STAMP_NAME = "demo_version.json"
 TEXT_ENCODER_FILE = "t5gemma.onnx"
 DIT_FILE = "dit_fp32.onnx"
+# The DiT's adapter-serving branch form and its map, named as engines.adapters.branch_files
+# finds them beside DIT_FILE.
+DIT_BRANCH_FILE = "dit_fp32_lora.onnx"
+DIT_BRANCH_MAP_FILE = "dit_fp32_lora.json"
+DIT_BRANCH_BASES_FILE = "dit_fp32_lora_svd_bases.safetensors"  # for -xs adapters
 ENCODER_FILE = "enc.onnx"
 DECODER_FILE = "dec.onnx"
 DECODER_COARSE_FILE = "dec_coarse.onnx"  # the demo's second codec tier (engines.demo.coarse)
@@ -74,7 +80,8 @@ def is_current(models_root: Path) -> bool:
         stamp = json.loads((folder / STAMP_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    files = (TEXT_ENCODER_FILE, DIT_FILE, ENCODER_FILE, DECODER_FILE, DECODER_COARSE_FILE,
+    files = (TEXT_ENCODER_FILE, DIT_FILE, DIT_BRANCH_FILE, DIT_BRANCH_MAP_FILE,
+             DIT_BRANCH_BASES_FILE, ENCODER_FILE, DECODER_FILE, DECODER_COARSE_FILE,
              TOKENIZER_FILE)
     return stamp == _stamp() and all((folder / name).is_file() for name in files)
 

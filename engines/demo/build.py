@@ -19,8 +19,10 @@ import sys
 from pathlib import Path
 
 from engines import demo
+from engines.adapters.bases import bases_file_bytes
 from engines.demo.codec_graphs import decoder_model, encoder_model
 from engines.demo.dit_graph import dit_model
+from engines.demo.dit_linears import LinearForm, demo_branch_map, frozen_bases
 from engines.demo.recipes import build_tokenizer_json, build_vocabulary
 from engines.demo.text_encoder_graph import text_encoder_model
 from engines.errors import StudioError
@@ -44,12 +46,16 @@ def build_demo_models(models_root: Path) -> Path:
     models = {
         demo.TEXT_ENCODER_FILE: text_encoder_model(vocab.embeddings, vocab.bigrams),
         demo.DIT_FILE: dit_model(),
+        demo.DIT_BRANCH_FILE: dit_model(LinearForm("branch")),
         demo.ENCODER_FILE: encoder_model(),
         demo.DECODER_FILE: decoder_model(),
         demo.DECODER_COARSE_FILE: decoder_model(coarse=True),
     }
     for name, model in models.items():
         demo.write_atomic(folder / name, model.SerializeToString(deterministic=True))
+    branch_map = json.dumps(demo_branch_map().to_json(), indent=1)
+    demo.write_atomic(folder / demo.DIT_BRANCH_MAP_FILE, branch_map.encode("utf-8"))
+    demo.write_atomic(folder / demo.DIT_BRANCH_BASES_FILE, bases_file_bytes(frozen_bases()))
     demo.write_atomic(folder / demo.TOKENIZER_FILE, build_tokenizer_json().encode("utf-8"))
     demo.write_atomic(folder / demo.STAMP_NAME, demo.stamp_bytes())
     return folder

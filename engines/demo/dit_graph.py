@@ -19,6 +19,7 @@ from engines.constants import (
     TEXT_TOKENS,
 )
 from engines.demo import layout as lay
+from engines.demo.dit_linears import LinearForm
 from engines.demo.graph_builder import GraphBuilder, f32_info
 from engines.lazy import lazy_import
 
@@ -106,7 +107,10 @@ def _shift_bands(g: GraphBuilder, x: str, shift: str) -> str:
     return g.op("Reshape", out, g.ints(LATENT_CHANNELS, -1))
 
 
-def dit_model() -> onnx.ModelProto:
+def dit_model(linears: LinearForm | None = None) -> onnx.ModelProto:
+    """The demo DiT; `linears` picks its adaptable linears' form (engines.demo.dit_linears):
+    plain by default, the branch form for adapters."""
+    linears = linears or LinearForm()
     g = GraphBuilder("demo_dit")
     hidden = g.op("Squeeze", "t5_hidden", g.ints(0))  # (256, 768)
     mask = g.op("Squeeze", "t5_mask", g.ints(0))  # (256,)
@@ -161,8 +165,8 @@ def dit_model() -> onnx.ModelProto:
     tilt = g.op("Pow", g.f(10.0), g.div(g.mul(tilt_db, g.const(band_pos)), g.f(20.0)))
     colour = g.mul(tilt, gain)
     shift = g.add(pitch, g.mul(chirp, tau_p))  # (1, L)
-    mean = _shift_bands(g, g.mul(mean, colour), shift)
-    std = _shift_bands(g, g.mul(spread_std, colour), shift)
+    mean = linears.apply(g, _shift_bands(g, g.mul(mean, colour), shift), "band_mean")
+    std = linears.apply(g, _shift_bands(g, g.mul(spread_std, colour), shift), "band_spread")
     prior_var = g.add(g.mul(std, std), g.f(PRIOR_FLOOR**2))
 
     # Posterior mean of x0 given x_t = (1-t) x0 + t eps. The prior is widened where x holds
@@ -192,7 +196,7 @@ def dit_model() -> onnx.ModelProto:
         [f32_info("x", [1, LATENT_CHANNELS, "L"]), f32_info("t", [1]),
          f32_info("t5_hidden", [1, TEXT_TOKENS, TEXT_HIDDEN]),
          f32_info("t5_mask", [1, TEXT_TOKENS]), f32_info("seconds_total", [1]),
-         f32_info("local_add_cond", [1, LATENT_CHANNELS + 1, "L"])],
+         f32_info("local_add_cond", [1, LATENT_CHANNELS + 1, "L"]), *linears.inputs()],
         [f32_info("velocity", [1, LATENT_CHANNELS, "L"])],
         "Demo DiT (procedural, not Stable Audio 3): Gaussian posterior-mean denoiser.",
     )

@@ -71,6 +71,7 @@ class BuildSpec:
     precision: str  # one of BUILD_PRECISIONS
     profiles: dict[str, ProfileShapes] = field(default_factory=dict)
     workspace_bytes: int | None = None  # builder scratch limit; None = TensorRT's default
+    companion: Path | None = None  # copied beside the engine once built (a branch DiT's map)
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -130,6 +130,9 @@ def build_engine(spec: BuildSpec, *, gpu_cc: tuple[int, int], progress: Progress
                          f"'{spec.onnx_path.name}'{reason}; close other GPU programs, free VRAM "
                          "or disk space, and try again.")
     size = _write_engine(spec.engine_path, serialized)
+    if spec.companion is not None:  # the map a branch DiT is driven with lies beside it
+        _write_engine(spec.engine_path.with_name(spec.companion.name),
+                      spec.companion.read_bytes())
     if timing_cache is not None:
         _save_timing_cache(config, Path(timing_cache))
     _check_plan_header(serialized, str(trt.__version__))

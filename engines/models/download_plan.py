@@ -158,7 +158,7 @@ class DownloadPlan:
 
 def plan_download(sets: Sequence[str], arch: str, precisions: Sequence[str], fmt: str,
                   models_dir: Path | None = None, *, revision: str = "main",
-                  token: str | None = None) -> DownloadPlan:
+                  token: str | None = None, adapters: bool = False) -> DownloadPlan:
     """List the hub and plan the files for these sets (see `hub_files.plan_files`); the
     tokenizer's fallback repo is listed only when ours lacks tokenizer.json."""
     hub_endpoint()  # a bad HF_ENDPOINT is the first thing to say
@@ -167,7 +167,7 @@ def plan_download(sets: Sequence[str], arch: str, precisions: Sequence[str], fmt
     fallback = None
     if find_tokenizer(listing, arch, fmt) is None:
         fallback = hub_listing(TOKENIZER_FALLBACK_REPO, "main", token)
-    files = plan_files(list(sets), arch, list(precisions), fmt, listing, fallback)
+    files = plan_files(list(sets), arch, list(precisions), fmt, listing, fallback, adapters)
     return DownloadPlan.for_files(files, models_dir)
 
 

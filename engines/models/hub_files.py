@@ -30,6 +30,7 @@ from engines.catalog import (
 )
 from engines.catalog.tables import FP16_TIER_ORDER, PUBLISHED_SETS
 from engines.errors import ModelUnavailableError, Remedy, RequestError, join
+from engines.models.hub_branch import branch_files
 
 REPO = "stabilityai/stable-audio-3-optimized"
 TOKENIZER_FALLBACK_REPO = "google/t5gemma-b-b-ul2"
@@ -252,6 +253,7 @@ def plan_files(
     fmt: str,
     listing: list[RemoteFile],
     fallback_listing: list[RemoteFile] | None = None,
+    adapters: bool = False,
 ) -> list[RemoteFile]:
     """The files to fetch for these sets, each with its local path set (`RemoteFile.local`).
 
@@ -259,7 +261,8 @@ def plan_files(
     folder (ignored for onnx). precisions: fp16 (fp16mixed, bf16), fp32, fp8; empty means fp16.
     fmt: "trt" or "onnx". listing: `download.hub_listing(REPO)`. fallback_listing: the listing
     of TOKENIZER_FALLBACK_REPO, used only when our repo lacks tokenizer.json; without it the
-    fallback tokenizer is planned with an unknown size.
+    fallback tokenizer is planned with an unknown size. adapters: also each set's branch DiT
+    and its map (engines.models.hub_branch), refused where the hub has none.
 
     Raises RequestError for unknown names and ModelUnavailableError when the hub lacks a
     required file (each one sentence).
@@ -286,4 +289,7 @@ def plan_files(
             _add_text_encoder(pick, fallback_listing)
         else:
             _add_model_set(pick, key, wanted)
+            if adapters:
+                for found in branch_files(pick.index, pick.fmt, arch, MODEL_SETS[key]):
+                    pick.add(found)
     return list(pick.picked.values())

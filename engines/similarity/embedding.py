@@ -7,8 +7,9 @@ The vector has two parts, each L2-normalised on its own and weighted so the whol
                                   over time, projected to LATENT_DIMS by a fixed random matrix.
                                   Latent spaces differ per model set (codec), so this part is only
                                   comparable between takes whose `space` (model_space) is equal.
-    [LATENT_DIMS, EMBEDDING_DIM)  model-independent audio features of the PCM (log-mel band
-                                  statistics, spectral shape, onset rate): comparable always.
+    [LATENT_DIMS, EMBEDDING_DIM)  model-independent audio features of the PCM (log-mel shape,
+                                  its steadiness and motion, loudness contour, length):
+                                  comparable always.
 
 A take's latent space is its codec (the decoder key: "same-s", "same-l", "demo"; every model set
 on one codec shares it). Takes of one space compare on the whole vector; takes of different
@@ -27,7 +28,7 @@ from engines.constants import LATENT_CHANNELS, SAMPLES_PER_LATENT
 from engines.similarity.audio_features import AUDIO_FEATURES, audio_features
 
 EMBEDDING_DIM: int = 128
-EMBEDDING_VERSION: int = 1
+EMBEDDING_VERSION: int = 2  # 2: audio features measured on real recordings (bench_sound_search)
 AUDIO_DIMS: int = AUDIO_FEATURES
 LATENT_DIMS: int = EMBEDDING_DIM - AUDIO_DIMS
 LATENT_WEIGHT = 0.7  # share of the squared norm given to the latent part when there is one

@@ -26,6 +26,7 @@ from engines.store.records import (
     normalize_tags,
     take_id_of,
 )
+from engines.store.sound_files import SoundFiles
 from engines.text import storable
 from engines.text_display import blank_label_sentence, looks_blank
 
@@ -75,6 +76,9 @@ class TakeEditing:
             return record
         text = schema.search_text(record.prompt, changes.get("name", record.name), new_tags,
                                   changes.get("notes", record.notes), record.init_source)
+        if record.is_sound_file:  # what its file said (labels, keywords, path) stays findable
+            text = "\n".join(part for part in (text, SoundFiles(self._db).words(record.id))
+                              if part)
         changes["search_text"] = text
         assignments = ", ".join(f"{key} = ?" for key in changes)
         with self._db.write():

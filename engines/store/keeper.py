@@ -19,6 +19,7 @@ import numpy as np
 
 from engines.audio_io import result_pcm16
 from engines.error_sentences import shown
+from engines.provenance import library_adapter_files
 from engines.store import wavmeta
 from engines.store.database import LibraryDatabase
 from engines.store.embeddings import (
@@ -79,6 +80,7 @@ class TakeKeeper:
         """(row without id and audio file, int16 samples, new hash-cache rows) for a result."""
         pcm = result_pcm16(result)
         engine_files, fresh_hashes = self._engine_entries(result.files, result.request.mode)
+        engine_files += library_adapter_files(result.request)  # the adapters it was made with
         row = result_row(result, pcm, engine_files, created=created_now(),
                          parent_id=_parent(parent_id), name=name, init_source=init_source)
         return row, pcm, fresh_hashes
@@ -138,6 +140,7 @@ class TakeKeeper:
                                f"{record.model}); regenerate it from its own settings.")
         pcm = result_pcm16(result)
         engine_files, fresh_hashes = self._engine_entries(result.files, record.mode)
+        engine_files += library_adapter_files(result.request)
         old_path = record.audio_path
         folder = self._folders.audio_folder(record.deleted)
         file_name = audio_file_name(take_id, record.name or record.prompt)

@@ -45,6 +45,7 @@ from engines.store.opening import LibraryOpening
 from engines.store.quality_check import QualityCheck
 from engines.store.records import LibraryError, TakeRecord, normalize_tags
 from engines.store.schema import SCHEMA_VERSION
+from engines.store.sound_files import SoundFile, SoundFiles, SoundFolder
 from engines.store.take_audio import TakeAudio
 
 if TYPE_CHECKING:
@@ -81,6 +82,7 @@ class ClipLibrary:
         self._keeper = TakeKeeper(db, self._journal, folders, self._lookup, self._embeddings)
         self._editing = TakeEditing(db, self._journal, self._lookup, folders)
         self._quality = QualityCheck(db, folders)
+        self._sounds = SoundFiles(db)
         self._exporter: LibraryExport | None = None  # built on the first export (_export_part)
 
     @property
@@ -137,24 +139,28 @@ class ClipLibrary:
                until: Any = None, sort: str = "created", descending: bool = True,
                limit: int | None = 200, offset: int = 0, include_deleted: bool = False,
                quality: str | None = None, finished: bool | None = None,
-               tier: str | None = None) -> list[TakeRecord]:
-        """Takes found by text and filters, sorted (TakeLookup.search)."""
+               tier: str | None = None, source: str | None = None,
+               adapter: str | None = None) -> list[TakeRecord]:
+        """Takes found by text and filters, sorted (TakeLookup.search; `source`: generated,
+        imported or one imported folder; `adapter`: a NAME_OR_SHA)."""
         return self._lookup.search(text, model=model, favourite=favourite,
                                   min_rating=min_rating, since=since, until=until, sort=sort,
                                   descending=descending, limit=limit, offset=offset,
                                   include_deleted=include_deleted, quality=quality,
-                                  finished=finished, tier=tier)
+                                  finished=finished, tier=tier, source=source,
+                                  adapter=adapter)
 
     def count(self, text: str = "", *, model: str | None = None, favourite: bool | None = None,
               min_rating: int = 0, since: Any = None, until: Any = None,
               include_deleted: bool = False, quality: str | None = None,
               finished: bool | None = None, tier: str | None = None,
+              source: str | None = None, adapter: str | None = None,
               **_ignored: Any) -> int:
         """How many takes `search` would find without a limit (sort arguments are ignored)."""
         return self._lookup.count(text, model=model, favourite=favourite,
                                  min_rating=min_rating, since=since, until=until,
                                  include_deleted=include_deleted, quality=quality,
-                                 finished=finished, tier=tier)
+                                 finished=finished, tier=tier, source=source, adapter=adapter)
 
     def models(self) -> list[str]:
         """The model keys of the takes kept, for a filter list."""
@@ -175,6 +181,25 @@ class ClipLibrary:
     def variation_number(self, take_id: int) -> tuple[int, int]:
         """(n, of): the take's number in its set of variations, and the set's size."""
         return self._lookup.variation_number(take_id)
+
+    # ---- sound files referenced in place: sound_files.py -----------------------------------
+
+    @property
+    def sounds(self) -> SoundFiles:
+        """The sound tables, for engines.sound_import (imports, rescans, peaks)."""
+        return self._sounds
+
+    def sound_folders(self) -> list[SoundFolder]:
+        """The folders imported in place, with how many sounds each has in the library."""
+        return self._sounds.sound_folders()
+
+    def sound_file(self, take_id: int) -> SoundFile | None:
+        """What the library knows of a referenced sound's file; None for any other take."""
+        return self._sounds.sound_file(take_id)
+
+    def sound_peaks(self, take_id: int) -> np.ndarray | None:
+        """A referenced sound's thumbnail peaks, float32 (2, PEAK_COLUMNS); None until made."""
+        return self._sounds.sound_peaks(take_id)
 
     # ---- audio: take_audio.py --------------------------------------------------------------
 

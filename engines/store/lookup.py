@@ -64,7 +64,8 @@ class TakeLookup:
                until: Any = None, sort: str = "created", descending: bool = True,
                limit: int | None = 200, offset: int = 0, include_deleted: bool = False,
                quality: str | None = None, finished: bool | None = None,
-               tier: str | None = None) -> list[TakeRecord]:
+               tier: str | None = None, source: str | None = None,
+               adapter: str | None = None) -> list[TakeRecord]:
         """Takes whose prompt, name, tags, notes or init file name contain every word of `text`
         (any case), filtered and sorted. `since` is inclusive; `until` too, and a bare date as
         `until` includes that whole day (times without a zone are UTC). `quality`: "flagged"
@@ -76,7 +77,8 @@ class TakeLookup:
         where, params = where_clause(text, use_fts=self._db.use_fts, model=model,
                                      favourite=favourite, min_rating=min_rating, since=since,
                                      until=until, include_deleted=include_deleted,
-                                     quality=quality, finished=finished, tier=tier)
+                                     quality=quality, finished=finished, tier=tier,
+                                     source=source, adapter=adapter)
         direction = "DESC" if descending else "ASC"
         sql = (f"SELECT * FROM takes t{where} ORDER BY {SORT_KEYS[sort]} {direction}, "
                f"t.id {direction}")
@@ -89,12 +91,14 @@ class TakeLookup:
               min_rating: int = 0, since: Any = None, until: Any = None,
               include_deleted: bool = False, quality: str | None = None,
               finished: bool | None = None, tier: str | None = None,
+              source: str | None = None, adapter: str | None = None,
               **_ignored: Any) -> int:
         """How many takes `search` would find without a limit (sort arguments are ignored)."""
         where, params = where_clause(text, use_fts=self._db.use_fts, model=model,
                                      favourite=favourite, min_rating=min_rating, since=since,
                                      until=until, include_deleted=include_deleted,
-                                     quality=quality, finished=finished, tier=tier)
+                                     quality=quality, finished=finished, tier=tier,
+                                     source=source, adapter=adapter)
         row = self._db.row(f"SELECT count(*) FROM takes t{where}", params)
         return row[0] if row is not None else 0
 

@@ -57,8 +57,10 @@ class QualityCheck:
         A read-only library is left as it is."""
         if self._db.read_only:
             return 0
+        # Sound files referenced in place are the user's recordings, not takes to check; and
+        # decoding a whole folder of them at every open would be far too slow.
         rows = self._db.rows("SELECT id, audio_file, deleted FROM takes WHERE quality IS NULL "
-                          "ORDER BY id")
+                          "AND source_root IS NULL ORDER BY id")
         if not rows:
             return 0
         started = time.perf_counter()

@@ -10,6 +10,7 @@ from engines.catalog import TIER_NAMES
 from engines.error_sentences import printable
 from engines.finish.quality import FLAG_CODES
 from engines.store import schema
+from engines.store.adapter_filter import adapter_clause
 from engines.store.records import LibraryError
 from engines.text import storable
 
@@ -96,17 +97,29 @@ def tier_filter(tier: str) -> str:
     return key
 
 
+def source_clause(source: str) -> tuple[str, list]:
+    """SQL (over `takes t`) for a Source filter (see where_clause)."""
+    if source == "generated":
+        return "t.source_root IS NULL", []
+    if source == "imported":
+        return "t.source_root IS NOT NULL", []
+    return "t.source_root = ?", [storable(str(source))]
+
+
 def where_clause(text: str, *, use_fts: bool, model: str | None = None,
                  favourite: bool | None = None, min_rating: int = 0, since: Any = None,
                  until: Any = None, include_deleted: bool = False, quality: str | None = None,
-                 finished: bool | None = None, tier: str | None = None) -> tuple[str, list]:
+                 finished: bool | None = None, tier: str | None = None,
+                 source: str | None = None, adapter: str | None = None) -> tuple[str, list]:
     """The WHERE clause (with its parameters) over `takes t` for a library search.
 
     Every word of `text` must occur in the take's search text (prompt, name, tags, notes, init
     file name), in any case. Words of three or more letters go through the FTS5 trigram index
     when there is one; shorter words, or every word without FTS5, through LIKE. `quality`: see
     `quality_clause`; `finished`: takes with (True) or without (False) a finishing chain;
-    `tier`: takes decoded with that codec tier (canonical, fp8, fp8_fast, legacy, coarse).
+    `tier`: takes decoded with that codec tier (canonical, fp8, fp8_fast, legacy, coarse);
+    `source`: "generated" (the library's own audio), "imported" (every sound file referenced
+    in place) or one imported folder's root (engines.store.sound_files).
     """
     clauses: list[str] = []
     params: list[Any] = []
@@ -130,6 +143,14 @@ def where_clause(text: str, *, use_fts: bool, model: str | None = None,
     if tier:
         clauses.append("t.decoder_tier = ?")
         params.append(tier_filter(tier))
+    if adapter:  # takes made with that adapter (engines.store.adapter_filter)
+        clause, values = adapter_clause(adapter)
+        clauses.append(clause)
+        params += values
+    if source:
+        clause, values = source_clause(source)
+        clauses.append(clause)
+        params += values
     for bound, end in ((since, False), (until, True)):
         parsed = time_bound(bound, end=end)
         if parsed is not None:

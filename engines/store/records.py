@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from engines.adapter_restore import restored_adapters, stored_adapters
 from engines.catalog import codec_tiers, get_model_set, paired_decoder
 from engines.constants import CHANNELS
 from engines.error_sentences import printable
@@ -87,6 +88,20 @@ class TakeRecord:
     # kept before they were stored (engines.store.families finds them from the take's family).
     variation: int | None = None
     variations: int | None = None
+    # The imported folder of a sound file referenced in place (engines.sound_import; its
+    # audio_path is then the user's own file, never written); None for the library's own audio.
+    source_root: str | None = None
+
+    @property
+    def is_sound_file(self) -> bool:
+        return self.source_root is not None
+
+    @property
+    def source(self) -> str:
+        """Where the sound comes from, as the library's Source column shows it."""
+        if self.source_root is not None:
+            return self.source_root
+        return "Imported audio" if self.is_imported else "Generated"
 
     @property
     def finished(self) -> bool:
@@ -108,6 +123,12 @@ class TakeRecord:
         if self.audio_path.suffix.lower() == ".flac":
             return "flac"
         return "wav" if self.is_imported else "wav16"
+
+    @property
+    def adapters(self) -> list[dict]:
+        """The adapters it was made with (engines.provenance.adapter_entries), in stack order:
+        kept among its engine files as role "adapter"."""
+        return stored_adapters(self.engine_files)
 
     def title(self) -> str:
         return self.name or self.prompt or (Path(self.init_source).name if self.init_source
@@ -131,6 +152,8 @@ class TakeRecord:
             inpaint_spans=[tuple(span) for span in self.inpaint_spans],
             limiter_ceiling=self.limiter_ceiling, backend=self.requested_backend or "auto",
             codec_tier=self._codec_tier(),
+            # Found by SHA-256; a missing one is a sentence naming it (engines.adapter_restore).
+            adapters=restored_adapters(self.adapters),
         )
 
     def _codec_tier(self) -> str | None:
@@ -170,6 +193,8 @@ class TakeRecord:
                 "inpaint_spans": [list(span) for span in self.inpaint_spans],
                 "limiter_ceiling": self.limiter_ceiling, "mode": self.mode,
                 "backend": self.requested_backend,
+                **({"adapters": [{k: v for k, v in e.items() if k not in ("role", "size")}
+                                 for e in self.adapters]} if self.adapters else {}),
             },
             "seed": self.seed,
             "backend": self.backend,
@@ -199,6 +224,8 @@ def _model_label(key: str) -> str:
 
 
 def _json_list(text: str | None) -> list:
+    if not text or text == "[]":  # most columns of most rows: skip the parser (a page of
+        return []                 # 500 records is built while the user types)
     try:
         value = json.loads(text) if text else []
     except (ValueError, TypeError):  # a row salvaged from a damaged file: show what is left
@@ -207,6 +234,8 @@ def _json_list(text: str | None) -> list:
 
 
 def _json_dict(text: str | None) -> dict:
+    if not text or text == "{}":
+        return {}
     try:
         value = json.loads(text) if text else {}
     except (ValueError, TypeError):
@@ -321,4 +350,12 @@ def record_from_row(row: sqlite3.Row, audio_dir: Path, trash_dir: Path) -> TakeR
         finishing=_json_object(row["finishing"]), quality=_flag_codes(row["quality"]),
         labels={key: row[column] or "" for key, column in LABEL_COLUMNS.items()},
         variation=row["variation"], variations=row["variations"],
+        source_root=_source_root(row),
     )
+
+
+def _source_root(row: sqlite3.Row) -> str | None:
+    try:
+        return row["source_root"]
+    except (IndexError, KeyError):  # a library of schema 4 or older, opened read-only
+        return None

@@ -21,7 +21,7 @@ from pathlib import Path
 import soundfile as sf
 
 from engines.constants import DEFAULT_LIMITER_CEILING
-from engines.provenance import codec_tier_of
+from engines.provenance import codec_tier_of, note_adapters
 from engines.store import schema, wavmeta
 from engines.store.files import content_sha256, copy_atomic
 from engines.store.records import MAX_TAKE_ID
@@ -141,6 +141,9 @@ def row_from_file(path: Path, *, deleted: bool, now: str) -> dict | None:
                                          for a, b in note.get("inpaint_spans", [])]),
             "limiter_ceiling": float(note.get("limiter_ceiling", DEFAULT_LIMITER_CEILING)),
             "mode": str(note.get("mode", "t2a")), "backend": str(note.get("backend", "")),
+            # its adapters, found again by SHA-256 on the adapter shelf (engines.adapter_restore)
+            "engine_files": json.dumps([{"role": "adapter", **entry}
+                                        for entry in note_adapters(note.get("adapters"))]),
             "audio_file": path.name, "content_sha256": content_sha256(audio),
             "parent_id": parent if isinstance(parent, int) else None, "sample_rate": rate,
             "samples": frames, "deleted": int(deleted), "notes": RECOVERED_NOTE,

@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from engines.adapter_restore import stored_adapters
 from engines.audio_io import float_from_pcm16
 from engines.constants import SAMPLE_RATE
 from engines.finish.quality import quality_flags
+from engines.provenance import note_adapters
 from engines.store import schema
 from engines.store.files import content_sha256
 from engines.store.records import IMPORTED, TakeRecord, label_columns
@@ -114,6 +116,9 @@ def note_for_row(row: dict, take_id: int) -> dict:
     note = {**{k: row.get(k) for k in _NOTE_KEYS}, "library_id": take_id}
     if row.get("inpaint_spans", "[]") != "[]":
         note["inpaint_spans"] = json.loads(row["inpaint_spans"])
+    adapters = note_adapters(stored_adapters(json.loads(row.get("engine_files") or "[]")))
+    if adapters:  # so a take rebuilt from its file (repair.py) still names its adapters
+        note["adapters"] = adapters
     return note
 
 

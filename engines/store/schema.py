@@ -12,6 +12,11 @@ the user's UCS list gave it, FXName, CreatorID, SourceID; '' when not given), so
 way out names and labels its files without the flags again, and its variation number in the set
 it was made in and that set's size (NULL for takes from before: their family tells, see
 engines.store.families).
+Version 5 adds the sound files a designer imported in place (issue 34, engines.sound_import):
+the takes table's `source_root` (the imported folder of a referenced sound, NULL for the
+library's own audio) and the tables sound_files (one per referenced file: where it is, its
+stat and content fingerprint for rescans, what its header and metadata said, its peaks) and
+sound_folders (the folders imported, for a rescan of them all). See engines.store.sound_files.
 Every migration runs inside one transaction: it completes or leaves the old version untouched.
 """
 
@@ -24,7 +29,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Kept verbatim: tests build a version 1 database from it by hand and migrate it.
 SCHEMA_V1 = """
@@ -125,6 +130,34 @@ _COLUMNS_V4 = ("ucs_catid TEXT NOT NULL DEFAULT ''", "ucs_category TEXT NOT NULL
                "ucs_subcategory TEXT NOT NULL DEFAULT ''", "ucs_fx_name TEXT NOT NULL DEFAULT ''",
                "ucs_creator TEXT NOT NULL DEFAULT ''", "ucs_source TEXT NOT NULL DEFAULT ''",
                "variation INTEGER", "variations INTEGER")
+# Schema 5: referenced sound files (engines.store.sound_files holds what reads them).
+_COLUMNS_V5 = ("source_root TEXT",)
+_TABLES_V5 = """
+CREATE INDEX IF NOT EXISTS takes_source ON takes(source_root);
+CREATE TABLE IF NOT EXISTS sound_files (
+    take_id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    root TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    format TEXT NOT NULL DEFAULT '',
+    subtype TEXT NOT NULL DEFAULT '',
+    channels INTEGER NOT NULL DEFAULT 0,
+    sample_rate INTEGER NOT NULL DEFAULT 0,
+    frames INTEGER NOT NULL DEFAULT 0,
+    metadata TEXT NOT NULL DEFAULT '{}',
+    words TEXT NOT NULL DEFAULT '',
+    peaks BLOB
+);
+CREATE INDEX IF NOT EXISTS sound_files_root ON sound_files(root);
+CREATE INDEX IF NOT EXISTS sound_files_fingerprint ON sound_files(fingerprint);
+CREATE TABLE IF NOT EXISTS sound_folders (
+    root TEXT PRIMARY KEY,
+    added TEXT NOT NULL,
+    scanned TEXT
+);
+"""
 
 FTS_TABLE = "takes_fts"
 _FTS_DDL = f"CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(search_text, " \
@@ -162,6 +195,7 @@ def create_fresh(conn: sqlite3.Connection) -> None:
     _run_script(conn, _INDEXES_V2)
     _add_columns_v3(conn)
     _add_columns(conn, _COLUMNS_V4)
+    _add_v5(conn)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
 
@@ -194,11 +228,20 @@ def migrate(conn: sqlite3.Connection, root: Path) -> int:
         log.info("Migrating the library database in %s from schema 3 to 4", root)
         _add_columns(conn, _COLUMNS_V4)
         conn.execute("PRAGMA user_version = 4")
+    if version <= 4:
+        log.info("Migrating the library database in %s from schema 4 to 5", root)
+        _add_v5(conn)
+        conn.execute("PRAGMA user_version = 5")
     return version
 
 
 def _add_columns_v3(conn: sqlite3.Connection) -> None:
     _add_columns(conn, _COLUMNS_V3)
+
+
+def _add_v5(conn: sqlite3.Connection) -> None:
+    _add_columns(conn, _COLUMNS_V5)
+    _run_script(conn, _TABLES_V5)
 
 
 def _add_columns(conn: sqlite3.Connection, columns: tuple[str, ...]) -> None:

@@ -12,11 +12,12 @@ import soundfile as sf
 from engines.audio_io import float_from_pcm16, pcm16_from_float, read_audio
 from engines.constants import CHANNELS, SAMPLE_RATE
 from engines.error_sentences import sentence, shown
+from engines.errors import AudioFileError
 from engines.request import init_frames_needed
 from engines.store import wavmeta
 from engines.store.files import content_sha256
 from engines.store.lookup import TakeLookup
-from engines.store.records import LibraryError
+from engines.store.records import LibraryError, TakeRecord
 
 if TYPE_CHECKING:
     from engines.request import GenerationRequest
@@ -30,6 +31,8 @@ class TakeAudio:
 
     def _read(self, take_id: int, max_frames: int = -1) -> tuple[np.ndarray, str]:
         record = self._lookup.get(take_id)
+        if record.is_sound_file:
+            return _sound_file_audio(record, max_frames), "FLOAT"
         if record.missing:
             raise LibraryError(f"The audio of take #{record.id} is missing "
                                f"({shown(record.audio_path)}); regenerate it to bring it back.")
@@ -110,3 +113,17 @@ class TakeAudio:
                                    "in the library or on disk; choose the init audio again to "
                                    "regenerate it.")
         return record.request(init_audio=init)
+
+
+def _sound_file_audio(record: TakeRecord, max_frames: int) -> np.ndarray:
+    """A referenced sound file's audio as every request and embedding uses a take's: float32
+    (N, 2) at SAMPLE_RATE (its own rate, channels and format converted by read_audio; the file
+    itself is only read)."""
+    if record.missing:
+        raise LibraryError(f"The sound file {shown(record.audio_path)} is missing; reconnect "
+                           "its drive or import its folder again.")
+    seconds = None if max_frames is None or max_frames < 0 else max_frames / SAMPLE_RATE
+    try:
+        return read_audio(record.audio_path, max_seconds=seconds)
+    except AudioFileError as err:
+        raise LibraryError(str(err)) from err

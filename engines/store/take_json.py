@@ -27,9 +27,13 @@ The shape (keys are never renamed or dropped; new ones may be added):
     labels      {"catid", "category", "subcategory", "fx_name", "creator", "source"}: the UCS
                 labels the take keeps (str each, "" when not given; category and subcategory
                 come from the user's UCS list)
+    source      str: "Generated", "Imported audio" (copied into the library) or the folder a
+                sound file referenced in place was imported from (`library import`)
     variation   int | null: its number in the set of variations it was made in, null when not
                 kept with it (`library show` then prints the one its family gives, and
                 "variations": the set's size)
+    adapters    [{"file_name", "sha256", "variant", "rank", "strength", "enabled", "path",
+                "size"}]: the LoRA/DoRA adapters it was made with, in stack order ([] for none)
     provenance  object: everything that made the take, as the JSON sidecar written beside an
                 exported copy (request, backend, engine files with hashes, timings, warnings)
 
@@ -66,7 +70,10 @@ def take_json(record: TakeRecord) -> dict[str, Any]:
         "finishing": record.finishing,
         "quality": list(record.quality),
         "labels": dict(record.labels),
+        "source": record.source,
         "variation": record.variation,
         "variations": record.variations,
         "provenance": record.sidecar(),
+        "adapters": [{key: value for key, value in entry.items() if key != "role"}
+                     for entry in record.adapters],
     }

@@ -33,6 +33,7 @@ from engines.store.export_plan import ExportOptions
 from engines.store.files import content_sha256
 from engines.store.library import ClipLibrary
 from engines.store.records import LibraryError, TakeRecord
+from engines.team.adapter_files import adapter_key_part, bundle_adapters
 from engines.team.content_store import sha256_of
 from engines.team.entries import check_tag
 from engines.team.errors import TeamError
@@ -84,6 +85,8 @@ def take_key(record: TakeRecord, audio_sha256: str) -> str:
     """The team's key of a take: its samples and what made them, nothing machine-local."""
     made = {name: getattr(record, name) for name in KEY_FIELDS}
     made["inpaint_spans"] = [list(span) for span in record.inpaint_spans]
+    if record.adapters:  # only then: takes without adapters keep the keys they had
+        made["adapters"] = adapter_key_part(record)
     text = json.dumps({"audio": audio_sha256, "made": made}, sort_keys=True,
                       separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -111,6 +114,8 @@ def bundle_take(library: ClipLibrary, take_id: int, designer: str,
     folder.mkdir(parents=True, exist_ok=True)
     try:
         files = _delivered(library, record, folder, batch_file)
+        # its house sound travels with it
+        files += [BundleFile(*fields) for fields in bundle_adapters(record, folder)]
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

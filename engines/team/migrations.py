@@ -15,6 +15,8 @@ schema at the version before it. Steps are never edited once released: a change 
     6  what nobody may write (engines.team.write_limits): hidden characters in designer names,
        blank or oversized notes and prompts, file names that are not one plain name
     7  a take's files and labels delivered again by its first publisher (engines.team.relabel)
+    8  adapter files shared with their takes, and the team's adapter catalogue
+       (engines.team.adapter_step)
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from engines.errors import Advice, Remedy
 from engines.similarity.embedding import EMBEDDING_DIM
-from engines.team import relabel, write_limits, writes
+from engines.team import adapter_step, relabel, write_limits, writes
 from engines.team.errors import TeamError
 
 if TYPE_CHECKING:
@@ -154,6 +156,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "plain designer and file names, bounded text", write_limits.step_sql),
     Migration(7, "files and labels delivered again by the first publisher",
               lambda: relabel.step_sql(CHANGED_TAKES_CHANNEL)),
+    Migration(8, "adapter files shared with their takes", adapter_step.step_sql),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -22,6 +22,7 @@ from engines.errors import Advice, Remedy
 from engines.paths import cache_dir, data_dir
 from engines.store.library import ClipLibrary
 from engines.team import records
+from engines.team.adapter_files import shelve_adapters
 from engines.team.batch_files import batch_takes
 from engines.team.bundle import TakeBundle, bundle_take, file_path
 from engines.team.connection import TEAM_SETTING, TeamConnection
@@ -307,7 +308,10 @@ class TeamLibrary:
         wanted = set(roles) if roles is not None else None
         files = [f for f in entry.files
                  if wanted is None or f.role.removesuffix("-sidecar") in wanted]
-        return fetch_files(self.store(), files, folder)
+        fetched = fetch_files(self.store(), files, folder)
+        # Its adapters onto this machine's shelf too, so Restore settings finds them by hash.
+        shelve_adapters(self.store(), entry.files)
+        return fetched
 
     def local_copy(self, take_id: int) -> Path:
         """The team take's sound on this machine (its finished file when it has one), fetched

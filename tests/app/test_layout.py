@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint, Qt
-from PySide6.QtGui import QColor, QHelpEvent, QPalette
+from PySide6.QtGui import QAction, QColor, QHelpEvent, QPalette
 from PySide6.QtWidgets import (
     QAbstractSpinBox,
     QApplication,
@@ -38,12 +38,13 @@ def open_window(qtbot):
     return win
 
 
-def squeezed(win) -> tuple[list[str], int]:
+def squeezed(win, skip: tuple[QWidget, ...] = ()) -> tuple[list[str], int]:
     """Visible controls of the window (not of its dialogs) smaller than their minimum size
-    hint, and how many controls were looked at."""
+    hint, and how many controls were looked at; those inside `skip` (folded columns) are not
+    looked at."""
     found, looked = [], 0
     for widget in win.findChildren(QWidget):
-        if not isinstance(widget, CHECKED):
+        if not isinstance(widget, CHECKED) or any(w.isAncestorOf(widget) for w in skip):
             continue
         internal = widget.objectName().startswith("qt_")  # a spin box's own line edit
         if internal or not widget.isVisible() or widget.window() is not win:
@@ -82,10 +83,22 @@ def test_nothing_is_squeezed(qtbot, window, size):
 def test_dragging_the_column_handles_squeezes_nothing(qtbot, window):
     show_at(qtbot, window, (1280, 720))
     splitter = window.splitter
-    splitter.moveSplitter(0, 1)  # settings column as narrow as it goes
-    splitter.moveSplitter(splitter.width(), 2)  # takes column as narrow as it goes
+    splitter.moveSplitter(0, 1)  # settings column dragged to the window's edge
+    splitter.moveSplitter(splitter.width(), 2)  # takes column dragged to the other edge
     QApplication.processEvents()
-    assert all(size > 0 for size in splitter.sizes())  # no column collapsed out of sight
+    # the side columns fold away whole (issue 34: room for the centre), never half squeezed;
+    # their View menu items say they are folded
+    assert splitter.sizes()[0] == 0 and splitter.sizes()[2] == 0 and splitter.sizes()[1] > 0
+    assert not window.findChild(QAction, "settingsColumnAction").isChecked()
+    assert not window.findChild(QAction, "sessionColumnAction").isChecked()
+    assert splitter.widget(0).visibleRegion().isEmpty()  # not on screen at all
+    assert splitter.widget(2).visibleRegion().isEmpty()
+    found, _ = squeezed(window, skip=(splitter.widget(0), splitter.widget(2)))
+    assert not found, "\n".join(found)
+    window.findChild(QAction, "settingsColumnAction").trigger()  # back at a usable width
+    window.findChild(QAction, "sessionColumnAction").trigger()
+    QApplication.processEvents()
+    assert all(size > 0 for size in splitter.sizes())
     found, _ = squeezed(window)
     assert not found, "\n".join(found)
     splitter.moveSplitter(splitter.width(), 1)  # the centre as narrow as it goes

@@ -144,9 +144,12 @@ def test_generate_with_the_coarse_tier_makes_a_coarse_take(qtbot, window):
     take = window.studio.session.current_take()
     assert take.result.codec_tier == "coarse" and take.result.request.codec_tier == "coarse"
     assert take.result.files.decoder.name == "dec_coarse.onnx"
-    # the row's tooltip and the status line say which tier and files made it
+    # the row's tooltip says which tier made it; the Advanced group's line which engine files
+    # too (issue 34: engine file names stay out of tooltips and the status bar)
     item = child(window, "takesList").currentItem()
-    assert "coarse codec tier" in item.toolTip() and "dec_coarse.onnx" in item.toolTip()
+    assert "coarse codec tier" in item.toolTip() and "dec_coarse.onnx" not in item.toolTip()
+    details = child(window, "engineDetailsLabel").text()
+    assert "coarse codec tier" in details and "dec_coarse.onnx" in details
     record = window.studio.library.get(take.library_id)
     assert record.decoder_tier == "coarse"
 
@@ -169,11 +172,13 @@ def test_compare_tiers_adds_the_other_tier_right_after_the_take(qtbot, window):
     assert coarse.pcm.shape == original.pcm.shape
     assert not np.array_equal(coarse.pcm, original.pcm)  # another codec: audibly different
     assert session.take_for(takes.item(2)).prompt == "door slam"
-    assert "dec_coarse.onnx" in takes.item(1).toolTip()
+    assert "coarse codec tier" in takes.item(1).toolTip()
     assert "coarse tier" in status(window) and one_sentence(status(window))
     takes.setCurrentRow(0)
-    takes.setCurrentRow(1)  # selecting a take says which tier and files made it
-    assert "coarse codec tier" in status(window) and "dec_coarse.onnx" in status(window)
+    takes.setCurrentRow(1)  # selecting a take: the Advanced group says which tier and files
+    details = child(window, "engineDetailsLabel").text()
+    assert "coarse codec tier" in details and "dec_coarse.onnx" in details
+    assert ".onnx" not in status(window)
     # back through the original's tier: the very same samples, bit for bit
     compare(qtbot, window, 4)
     back = session.take_for(takes.item(2))
@@ -289,6 +294,7 @@ def test_no_flag_in_any_tier_text_of_the_window(qtbot, make_window, home, monkey
     win = make_window()
     win.resize(1280, 800)
     win.show()
+    child(win, "generationAdvancedToggle").setChecked(True)  # its texts are looked at too
     win.studio.models_controller.choose_model("demo")
     generate(qtbot, win, "glass chime", seconds=0.5, seed=4)
     compare(qtbot, win, 2)

@@ -23,7 +23,9 @@ from tests.engines.test_library import engine_files_in, make_result, read_only_f
 REPO = Path(__file__).resolve().parents[2]
 TAKE_KEYS = {"id", "name", "created", "mode", "parent", "model", "prompt", "seconds", "seed",
              "rating", "favourite", "tags", "notes", "deleted", "files", "finishing", "quality",
-             "labels", "variation", "variations", "provenance"}  # labels...: issue 31
+             "labels", "variation", "variations", "provenance",  # labels...: issue 31
+             "source",  # issue 34: Generated, Imported audio, or an imported folder
+             "adapters"}  # issue 35: the LoRA/DoRA adapters it was made with
 RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from engines.adapters.choice import DEFAULT_STRENGTH
 from engines.catalog.tables import TIERS
 from engines.cli import batch, generate, library
 from engines.cli.finishing import _VALUE_FLAGS
@@ -35,6 +36,7 @@ from engines.request import (
     default_seconds,
     default_seconds_help,
 )
+from engines.request_adapters import MAX_STRENGTH, MIN_STRENGTH
 
 CLI_DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 FLAG = re.compile(r"--[a-z][a-z0-9-]*")
@@ -49,7 +51,11 @@ RANGES = {"--steps": (1, MAX_STEPS), "--seed": (0, MAX_SEED), "--cfg": (0, MAX_C
           "--apg": (0, 1),  # engines.request checks apg against 0..1 in place
           "--init-noise-level": (SIGMA_MIN, 1), "--fade-in": FADE_RANGE_MS,
           "--fade-out": FADE_RANGE_MS, "--loudness": LOUDNESS_RANGE,
-          "--true-peak": TRUE_PEAK_RANGE, "--trim-db": TRIM_DB_RANGE}
+          "--true-peak": TRUE_PEAK_RANGE, "--trim-db": TRIM_DB_RANGE,
+          "--lora": (MIN_STRENGTH, MAX_STRENGTH)}  # the strength of each FILE:STRENGTH
+# Flags whose values carry a setting of their own: the default the table states is that
+# setting's (a --lora FILE without :STRENGTH), not the flag's (no adapters).
+ITEM_DEFAULTS = {"--lora": DEFAULT_STRENGTH}
 
 
 def flag_rows(text: str) -> list[tuple[int, list[str], str]]:
@@ -84,6 +90,8 @@ def actions() -> dict[str, list[argparse.Action]]:
 def effective_default(flag: str, action: argparse.Action) -> Any:
     """What a command uses when the flag is not given: the parser's default, or where the
     parser leaves None, the engine's rule (finishing settings, the request's defaults)."""
+    if flag in ITEM_DEFAULTS:
+        return ITEM_DEFAULTS[flag]
     if action.default not in (None, argparse.SUPPRESS):
         return action.default
     dest = action.dest

@@ -670,7 +670,8 @@ def test_format_table(tmp_path: Path) -> None:
     for model in MODEL_SETS.values():
         assert model.key in table and model.label in table
     sfx_trt = [line for line in lines if line.startswith("sm-sfx") and "tensorrt" in line]
-    assert len(sfx_trt) == 1 and sfx_trt[0].rstrip().endswith("ready")
+    assert len(sfx_trt) == 1 and sfx_trt[0].rstrip().endswith(
+        "ready (adapters: no branch engine dit_fp16_lora.trt)")
     assert "'dit_fp16.trt'" in table  # sm-music is missing its DiT
     no_gpu = catalog(tmp_path, gpu=None).format_table()
     assert no_gpu.splitlines()[0] == "GPU: none found - TensorRT backend unavailable"

@@ -30,8 +30,8 @@ TENSORRT_ONNX_OPS = frozenset({
     "Round", "Shape", "Sigmoid", "Sign", "Sin", "Slice", "Softmax", "Split", "Sqrt", "Squeeze",
     "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unsqueeze", "Where",
 })
-GRAPH_FILES = (demo.TEXT_ENCODER_FILE, demo.DIT_FILE, demo.ENCODER_FILE, demo.DECODER_FILE,
-               demo.DECODER_COARSE_FILE)
+GRAPH_FILES = (demo.TEXT_ENCODER_FILE, demo.DIT_FILE, demo.DIT_BRANCH_FILE, demo.ENCODER_FILE,
+               demo.DECODER_FILE, demo.DECODER_COARSE_FILE)
 
 
 @pytest.fixture(scope="module")

@@ -556,7 +556,7 @@ def test_version_1_database_migrates_with_data_kept(tmp_path: Path, files):
     try:
         assert lib.migrated_from == 1 and lib.notice is None
         check = sqlite3.connect(root / "library.sqlite3")
-        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert check.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
         check.close()
         assert (root / "library.sqlite3.v1-backup").is_file()
         # Version 3: no finishing yet, and the quality measured from the audio when it opened

@@ -15,11 +15,12 @@ from engines.store.keeper import TakeKeeper
 from engines.store.library import ClipLibrary
 from engines.store.lookup import TakeLookup
 from engines.store.quality_check import QualityCheck
+from engines.store.sound_files import SoundFiles
 from engines.store.take_audio import TakeAudio
 
 STORE = Path(__file__).resolve().parents[2] / "engines" / "store"
 PARTS = (LibraryDatabase, TakeLookup, TakeAudio, TakeKeeper, TakeEditing, TakeEmbeddings,
-         QualityCheck, LibraryExport)
+         QualityCheck, LibraryExport, SoundFiles)
 LIFETIME = {"close"}
 
 

@@ -18,7 +18,7 @@ from tests.team_support import SharedServer, require_postgres
 require_postgres()
 _names = itertools.count(1)
 TABLES = {"schema_version", "team_settings", "takes", "take_files", "ratings", "tags", "notes",
-          "designer_logins"}
+          "designer_logins", "adapters"}
 
 
 @pytest.fixture

@@ -73,7 +73,7 @@ def test_a_library_of_the_previous_release_opens_and_gets_the_new_columns(old_li
         assert lib.migrated_from == 3 and lib.notice is None
         columns = {row[1] for row in lib._conn.execute("PRAGMA table_info(takes)")}
         assert NEW_COLUMNS <= columns
-        assert lib._conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert lib._conn.execute("PRAGMA user_version").fetchone()[0] == 5
         after_rows = {row["id"]: dict(row) for row in lib._conn.execute("SELECT * FROM takes")}
         # Every old column of every take, deleted and imported ones included, as it was.
         assert set(after_rows) == set(before_rows) == {1, 2, 3, 4, 5}

@@ -6,15 +6,20 @@ Every CUDA and TensorRT object here is created and used on the thread that calls
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from engines import sampling
+from engines.adapters.branch_map import load_branch_map
+from engines.adapters.errors import nonfinite_latents_error
 from engines.backends.base import CancelFn, ProgressFn
 from engines.backends.tensorrt import decode_only
+from engines.backends.tensorrt.branch_dit import BranchDit
 from engines.backends.tensorrt.codecs import (
     DEFAULT_CODECS,
     CodecCache,
@@ -25,16 +30,22 @@ from engines.backends.tensorrt.codecs import (
 )
 from engines.backends.tensorrt.device_text_cache import DeviceTextCache
 from engines.backends.tensorrt.engine import TrtEngine
-from engines.backends.tensorrt.graph_cache import DEFAULT_CAPACITY, GraphCache, run_generation
+from engines.backends.tensorrt.graph_cache import (
+    DEFAULT_CAPACITY,
+    GraphCache,
+    NonFiniteOutput,
+    run_generation,
+)
 from engines.backends.tensorrt.kernels import SamplerKernels
 from engines.backends.tensorrt.pipeline import GenerationPipeline
 from engines.backends.tensorrt.pipeline_data import GraphKey, PipelineInputs, Runners
+from engines.backends.tensorrt.runners import EngineRunner
 from engines.catalog import EngineFiles
 from engines.constants import TEXT_TOKENS
 from engines.cuda.api import ensure_context, mem_info
 from engines.cuda.memory import DeviceBuffer
 from engines.cuda.stream import Stream
-from engines.errors import CancelledError
+from engines.errors import CancelledError, ModelUnavailableError
 from engines.generation_result import GenerationResult
 from engines.lazy import lazy_import
 from engines.paths import cache_dir
@@ -64,6 +75,14 @@ def load_trt_runners(files: EngineFiles, gpu_sm: str | None) -> Runners:
         for engine in loaded:  # a failed load must not keep the others' VRAM
             engine.close()
         raise
+
+
+LoadBranch = Callable[[Path, str | None], EngineRunner]
+"""load_branch(branch DiT path, gpu sm) -> the loaded branch engine (tests pass doubles)."""
+
+
+def load_trt_branch(path: Path, gpu_sm: str | None) -> EngineRunner:
+    return TrtEngine(path, gpu_sm=gpu_sm)
 
 
 def resident_vram_bytes() -> int | None:
@@ -98,12 +117,14 @@ class TensorRTBackend:
                  free_engines_after_use: bool = False, gpu_sm: str | None = None,
                  load_runners: Callable[[EngineFiles, str | None], Runners] = load_trt_runners,
                  load_codec: LoadCodec = load_trt_codec, codec_capacity: int = DEFAULT_CODECS,
-                 kernel_cache_dir=None) -> None:
+                 kernel_cache_dir=None, load_branch: LoadBranch = load_trt_branch) -> None:
         self.files = files
         self.free_engines_after_use = free_engines_after_use
         self._gpu_sm = gpu_sm
         self._load_runners = load_runners
         self._load_codec = load_codec
+        self._load_branch = load_branch
+        self.branch: BranchDit | None = None  # loaded by the first take with adapters
         self._codec_capacity = codec_capacity
         self._cache_size = cache_size
         self.tokenizer = PromptTokenizer(files.tokenizer)
@@ -177,10 +198,39 @@ class TensorRTBackend:
             self.scratch.free()
         self.scratch = DeviceBuffer(need)
 
+    def _branch_for(self, request: ValidatedRequest) -> BranchDit | None:
+        """The branch DiT holding `request`'s adapters (loaded on first use), or None: a take
+        without adapters runs the plain DiT, and the branch engine is never loaded for it."""
+        if not request.adapters:
+            return None
+        if self.branch is None:
+            files = self.files
+            if files.branch_dit is None or files.branch_map is None:
+                raise ModelUnavailableError(
+                    f"Adapters need the branch engine beside '{files.dit.name}' in "
+                    f"{files.dit.parent}, and it is not there; remove the adapters.")
+            bmap = load_branch_map(files.branch_map)
+            engine = self._load_branch(files.branch_dit, self._gpu_sm)
+            try:
+                self._fit_scratch(engine.scratch_bytes)
+                self.branch = BranchDit(engine, bmap, self.stream, files.branch_map.name)
+            except BaseException:
+                engine.close()
+                raise
+        return self.branch
+
+    def _runners_for(self, key: GraphKey) -> Runners:
+        if not key.adapter_rank:
+            return self.runners
+        return dataclasses.replace(self.runners, dit=self.branch.engine)
+
     def close(self) -> None:
         if not self._ready:
             return
         self.cache.clear()
+        if self.branch is not None:  # after the graphs bound to its operands
+            self.branch.close()
+            self.branch = None
         self.runners.text.close()
         self.runners.dit.close()
         self.codecs.close_all()  # every loaded tier's decoder and encoder
@@ -222,9 +272,10 @@ class TensorRTBackend:
             texts=(req.prompt,) if neg is None else (req.prompt, req.negative_prompt))
 
     def key_for(self, req: ValidatedRequest) -> GraphKey:
+        rank = self.branch.capture_rank if req.adapters and self.branch is not None else 0
         return GraphKey(latent_len=req.latent_len, steps=req.steps, mode=req.mode,
                         cfg=req.use_cfg, out_samples=req.out_samples,
-                        codec=codec_key(self.files))
+                        codec=codec_key(self.files), adapter_rank=rank)
 
     def generate(self, request: ValidatedRequest, progress: ProgressFn | None = None,
                  cancel: CancelFn | None = None) -> GenerationResult:
@@ -242,14 +293,23 @@ class TensorRTBackend:
                 self.close()
             raise CancelledError()
         warnings: list[str] = []
+        branch = self._branch_for(request)
+        if branch is not None:  # buffer writes only: the graph replays as captured
+            warnings += branch.apply(request.adapters)
         inputs = self.inputs_for(request, warnings)
         key = self.key_for(request)
         report("sample", 0, request.steps)  # the one report before the graph runs
         scratch = None if self.scratch is None else (self.scratch.ptr, self.scratch.capacity)
-        out, path = run_generation(
-            self.cache, key, lambda k: GenerationPipeline(k, self.runners, self.kernels,
-                                                          self.stream, scratch,
-                                                          self.text_cache), inputs)
+        operands = branch.operands if branch is not None else None
+        try:
+            out, path = run_generation(
+                self.cache, key, lambda k: GenerationPipeline(
+                    k, self._runners_for(k), self.kernels, self.stream, scratch,
+                    self.text_cache, operands), inputs)
+        except NonFiniteOutput as err:
+            if branch is None:
+                raise
+            raise nonfinite_latents_error() from err
         # Every stage ended inside the graph; their ends are told now, in stage order.
         report("text", 1, 1)
         if request.mode != "t2a":

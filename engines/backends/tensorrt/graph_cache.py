@@ -127,8 +127,12 @@ def _tell_once(pipe: GenerationPipeline, out: PipelineOutputs) -> None:
         pipe.eager_notice_given = True
 
 
+class NonFiniteOutput(BackendError):
+    """The take's latents came back NaN or Inf (a caller that knows why words it better)."""
+
+
 def _checked(out: PipelineOutputs) -> PipelineOutputs:
     if out.nonfinite:
-        raise BackendError("The model produced invalid values (NaN or Inf), so no audio was "
+        raise NonFiniteOutput("The model produced invalid values (NaN or Inf), so no audio was "
                            "written; try another seed, fewer guidance or another precision.")
     return out

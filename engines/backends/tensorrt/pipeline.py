@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 
+from engines.backends.tensorrt.branch_operands import BranchOperands
 from engines.backends.tensorrt.device_text_cache import DeviceTextCache
 from engines.backends.tensorrt.kernels import SamplerKernels
 from engines.backends.tensorrt.pipeline_buffers import GraphBuffers
@@ -48,7 +49,8 @@ class GenerationPipeline:
 
     def __init__(self, key: GraphKey, engines: Runners, kernels: SamplerKernels,
                  stream: Stream, scratch: tuple[int, int] | None = None,
-                 text_cache: DeviceTextCache | None = None) -> None:
+                 text_cache: DeviceTextCache | None = None,
+                 operands: BranchOperands | None = None) -> None:
         if key.steps > MAX_STEPS:
             raise BackendError(f"{key.steps} steps exceed this runtime's {MAX_STEPS}; use fewer.")
         if key.mode != "t2a" and engines.encoder is None:
@@ -74,7 +76,7 @@ class GenerationPipeline:
                     context.bind_scratch(*scratch)
             self._events = [Event() for _ in range(len(STAGES) + 1)]
             self.step_copies = StepCopies(key.steps)  # step latents out beside later steps
-            self.buffers = GraphBuffers(key, self.runners, kernels, stream)
+            self.buffers = GraphBuffers(key, self.runners, kernels, stream, operands)
             self.text = TextStage(self.buffers.branches, text_cache)
         except BaseException:
             self.free()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from engines.backends.tensorrt import dtypes
+from engines.backends.tensorrt.branch_operands import BranchOperands
 from engines.backends.tensorrt.kernels import (
     P_APG,
     P_CFG,
@@ -37,9 +38,10 @@ class GraphBuffers:
     bound to that key's own execution contexts (`runners`)."""
 
     def __init__(self, key: GraphKey, runners: Runners, kernels: SamplerKernels,
-                 stream: Stream) -> None:
+                 stream: Stream, operands: BranchOperands | None = None) -> None:
         self.key = key
         self.runners = runners
+        self.operands = operands  # the branch DiT's adapter inputs (shared, bound as they are)
         self.kernels = kernels
         self.stream = stream
         self._buffers: list[DeviceBuffer] = []
@@ -181,6 +183,8 @@ class GraphBuffers:
             {"t5_hidden": self._port(dit, "t5_hidden", self.hidden[b], TEXT_TOKENS * TEXT_HIDDEN,
                                      True),
              "t5_mask": io[f"maskf{b}"].ptr} for b in range(self.branches)]
+        if key.adapter_rank:
+            self._bind_operands(dit)
         targets = [self.v_cond, self.v_uncond] if key.cfg else [self.v]
         self.dit_out = [self._port(dit, "velocity", t, n_lat, False) for t in targets]
         if enc is not None and key.mode != "t2a":
@@ -215,6 +219,15 @@ class GraphBuffers:
             self.dec_raw = self._device(shape, np.int32)
             self.dec_audio = None
         self.dec_addr[self.decoder_output] = self.dec_raw.ptr
+
+    def _bind_operands(self, dit: ContextRunner) -> None:
+        """The branch DiT's adapter operands: device buffers the backend owns and writes between
+        takes, bound here at the captured rank (each graph reads them where they are)."""
+        if self.operands is None or self.operands.rank != self.key.adapter_rank:
+            raise BackendError("The branch DiT has no adapter operands at the graph's rank.")
+        for name, shape in self.operands.shapes().items():
+            self._shape(dit, name, shape)
+        self.dit_in.update(self.operands.addresses())
 
     def write_inputs(self, inputs: PipelineInputs) -> None:
         """Fill the pinned input block (cached numpy views; nothing is allocated here)."""

@@ -23,6 +23,9 @@ class GraphKey:
     # The codec tier's engines (codecs.codec_key): the decode is inside the graph, so each
     # tier gets its own graph, and the other tiers' graphs stay cached beside it.
     codec: str = ""
+    # Stacked adapter rank the DiT's branch operands are bound at (the branch engine's maximum);
+    # 0: the plain DiT. Adapters within it are buffer writes, never another key.
+    adapter_rank: int = 0
 
 
 @dataclass
