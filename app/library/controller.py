@@ -33,7 +33,10 @@ __all__ = ["LibraryController", "count_text", "restore_finishing"]
 
 log = logging.getLogger(__name__)
 
-PAGE_LIMIT = 500
+# Rows listed at once: a few screens' worth, so typing in the search box stays quick on a big
+# library; the next MORE_ROWS come as the table is scrolled to its end.
+PAGE_LIMIT = 100
+MORE_ROWS = 300
 
 
 def _takes(count: int) -> str:
@@ -125,14 +128,18 @@ class LibraryController(QObject):
     def _search_changed(self) -> None:
         """Words or a filter changed: the search's rows, not the sound search's."""
         self.similar.leave()  # (which asks again through here when it was listed)
-        self.refresh_library()
+        self._list()  # the filters' lists change only with the library (refresh_library)
 
     def refresh_library(self, *_args) -> None:
-        panel = self.panel
+        """The library changed (or the page opened): the tier filter's list, then the rows."""
         try:
-            panel.set_tiers(self.library.tiers())
+            self.panel.set_tiers(self.library.tiers())
         except LIBRARY_ERRORS:  # the filter keeps its old list; the search goes on
             log.info("could not list the library's codec tiers", exc_info=True)
+        self._list()
+
+    def _list(self) -> None:
+        panel = self.panel
         if self.similar.active:
             self.similar.reload()
             self._library_selection()
@@ -140,8 +147,9 @@ class LibraryController(QObject):
         query = panel.query()
         try:
             records = self.library.search(**query, limit=PAGE_LIMIT)
-            matching = self.library.count(**{k: v for k, v in query.items()
-                                             if k not in ("sort", "descending")})
+            # a page not full is every match: no need to count them
+            matching = len(records) if len(records) < PAGE_LIMIT else self.library.count(
+                **{k: v for k, v in query.items() if k not in ("sort", "descending")})
             total = self.library.count() if _filtered(query) else matching
         except LIBRARY_ERRORS as exc:  # one sentence, the traceback to the log
             self.notifier.failed("Could not search the library", exc)
@@ -156,7 +164,7 @@ class LibraryController(QObject):
         """The next page of the listed search (the table scrolled to its end); [] and one
         sentence when the library cannot be read."""
         try:
-            return self.library.search(**query, limit=PAGE_LIMIT, offset=offset)
+            return self.library.search(**query, limit=MORE_ROWS, offset=offset)
         except LIBRARY_ERRORS as exc:
             self.notifier.failed("Could not list more of the library", exc)
             return []

@@ -74,12 +74,14 @@ class LibraryTableView(QTableView):
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._column_menu)
         header.sectionResized.connect(self._other_column_resized)
+        header.sortIndicatorChanged.connect(lambda *_args: self.fit_prompt())  # its arrow
         self._folded: set[int] = set()  # folded for want of room (not by the user)
         self._fold_widths: dict[int, int] = {}  # a folded column's width when it was shown
         self._fitting = False
         self._set_up = False  # nothing folds before the columns have their widths
         self._tags_width = 0  # the tags' narrowest width when they have room
         self._tags_by_user = False  # the user set it: it is not grown to their contents
+        self._tags_min = TAGS_MIN
 
     # ------------------------------------------------------------------ columns
     def set_up_columns(self, state: object) -> None:
@@ -119,6 +121,7 @@ class LibraryTableView(QTableView):
         # the tags follow their contents (a width kept from the last run may be one they
         # gave way to); a width the user drags them to holds for this run
         self._tags_width, self._tags_by_user = widths[TAGS], False
+        self._tags_min = max(widths[TAGS], TAGS_MIN)  # "impact, metal" reads whole
         self._set_up = True
         # new rows: the tags and the name may want other widths (after the view's own layout)
         self.model().modelReset.connect(lambda: QTimer.singleShot(0, self, self.fit_prompt))
@@ -162,7 +165,7 @@ class LibraryTableView(QTableView):
     def _wanted(self, column: int) -> int:
         """How wide a column is shown: now, or when it was folded away."""
         if column == TAGS:
-            return TAGS_MIN  # they give way before anything folds
+            return self._tags_min  # they give way before anything folds
         if column in self._folded:
             return self._fold_widths.get(column, 0)
         return self.horizontalHeader().sectionSize(column)
@@ -216,7 +219,8 @@ class LibraryTableView(QTableView):
                 header.resizeSection(column, width)
 
     def _give_way_to_the_name(self) -> None:
-        """The tags narrow (to TAGS_MIN) while the name is cut, and widen back after."""
+        """The tags narrow (to a short list's width) while the name is cut, and widen back
+        after."""
         header = self.horizontalHeader()
         if header.isSectionHidden(TAGS):
             return
@@ -225,7 +229,8 @@ class LibraryTableView(QTableView):
         name_wants = max(PROMPT_FLOOR, self._name_wants())
         preferred = self._tags_width if self._tags_by_user else min(
             max(self._tags_width, self.sizeHintForColumn(TAGS)), TAGS_MAX)
-        width = tags_width(self.viewport().width() - others, name_wants, preferred)
+        width = tags_width(self.viewport().width() - others, name_wants, preferred,
+                           min(self._tags_min, preferred))
         if header.sectionSize(TAGS) != width:
             header.resizeSection(TAGS, width)
 
