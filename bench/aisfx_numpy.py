@@ -67,7 +67,8 @@ def _mel_bank() -> np.ndarray:
     edges = 700.0 * (10.0 ** (np.linspace(0.0, to_mel(_SR / 2), _BANDS + 2) / 2595.0) - 1.0)
     freqs = np.fft.rfftfreq(_FRAME, 1.0 / _SR)
     low, centre, high = edges[:-2, None], edges[1:-1, None], edges[2:, None]
-    bank = np.maximum(0, np.minimum((freqs - low) / (centre - low), (high - freqs) / (high - centre)))
+    rising, falling = (freqs - low) / (centre - low), (high - freqs) / (high - centre)
+    bank = np.maximum(0, np.minimum(rising, falling))
     return (bank / np.maximum(bank.sum(axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 

@@ -27,3 +27,5 @@ python3 bench/bench_tensorrt.py --junit "$out/gpu-$day-junit.xml" --out "$out/gp
     2>&1 | tee "$out/gpu-$day.log"
 python3 bench/bench_tier_switch.py --out "$out/tier-switch-$day.json" \
     2>&1 | tee "$out/tier-switch-$day.log"
+# Adapters (issue 35): writes adapters-$day.json and, beside it, the log of the same run.
+python3 bench/bench_adapters.py --out "$out/adapters-$day.json"

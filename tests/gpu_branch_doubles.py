@@ -110,7 +110,7 @@ def write_map(bmap: BranchMap, path: Path) -> Path:
 def write_adapter(path: Path, bmap: BranchMap, rank: int, seed: int, variant: str = "lora",
                   gain: float = 0.05) -> Path:
     """A procedural adapter in SA3's native layout for every layer of `bmap` (test data only)."""
-    from safetensors import numpy as safetensors_numpy
+    from safetensors import numpy as safetensors_numpy  # only the tests that write files
 
     rng = np.random.default_rng(seed)
     tensors = {}
@@ -153,7 +153,7 @@ class BranchDitDouble(DitDouble):
                                                    (1, 1, layer.out_features))
         self.specs[bmap.srow_input] = TensorSpec(bmap.srow_input, True, "float16", (1, 1, -1),
                                                  ((1, 1, 1), (1, 1, opt), (1, 1, top)))
-        from engines.cuda.memory import DeviceBuffer
+        from engines.cuda.memory import DeviceBuffer  # CUDA only once a double is made
 
         self.hidden = DeviceBuffer(4 * top * 4096)
 

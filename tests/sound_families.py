@@ -73,6 +73,17 @@ def family_labels(files: list[SoundFile]) -> np.ndarray:
     return np.array([names[f.family] for f in files])
 
 
+def source_labels(files: list[SoundFile]) -> np.ndarray:
+    """A looser grouping, for context only: the family name's first word (`orc-small-hit` and
+    `orc-die` are both `orc`: one creature's voice, often one recording pitched or cut)."""
+    def source(family: str) -> str:
+        folder, _, name = family.rpartition("/")
+        return f"{folder}/{re.split(r'[-_ ]', name)[0]}"
+    names = {name: index for index, name in
+             enumerate(dict.fromkeys(source(f.family) for f in files))}
+    return np.array([names[source(f.family)] for f in files])
+
+
 def nearest_sibling_rates(vectors: np.ndarray, labels: np.ndarray, k: int = 5
                           ) -> tuple[float, float]:
     """(top-1, precision@k) by cosine similarity: the share of files whose nearest other file

@@ -29,6 +29,8 @@ PHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"unset it to download models", "start SA3 Studio again online to download models"),
         (r"(?:,\s*|\s+)or (?:point|set) SA3_STUDIO_HOME (?:there|at one|to a folder on a larger "
          r"disk)", ""),
+        (r"(?:set|point) \$?SA3_STUDIO_HOME (?:to|at) (a folder[^,;.]*)",
+         r"start SA3 Studio with \1 as its data folder"),
         (r"\$?\b(?:HF_ENDPOINT|HF_TOKEN|HUGGING_FACE_HUB_TOKEN|HF_HUB_OFFLINE|"
          r"TRANSFORMERS_OFFLINE|SA3_STUDIO_[A-Z_]+|CUDA_VISIBLE_DEVICES)\b",
          "a setting SA3 Studio was started with"),

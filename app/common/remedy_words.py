@@ -33,8 +33,9 @@ CONTROLS: dict[str, tuple[str, str | None]] = {
     "name_template": ("the name template", "the Finish panel"),
     "trim_db": ("Trim's dBFS threshold", "the Finish panel"),
     "jobs": ("jobs", None),
-    "lora": ("the adapter list", "the Adapters panel"),
-    "lora_strength": ("the adapter's strength slider", "the Adapters panel"),
+    # adapters: a file is added or removed in the panel itself, a strength on its row
+    "lora": ("the Adapters panel", None),
+    "lora_strength": ("the strength sliders in the Adapters panel", None),
     "team_connection": ("the connection line", "Settings > Team library..."),
 }
 # Team library commands: run on the team's server, or the window's own place for them.

@@ -55,9 +55,8 @@ def save_session(memory: SessionMemory, path: Path | None = None) -> bool:
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(temporary, path)
-        except BaseException:
+        finally:  # a write that failed leaves no temporary file behind (renamed: gone already)
             Path(temporary).unlink(missing_ok=True)
-            raise
     except OSError:
         log.warning("could not remember the session in %s", path, exc_info=True)
         return False

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.adapters.panel import AdaptersPanel
 from app.common.texts import NEGATIVE_OFF_HELP, NO_INIT
 from app.common.theme import icon
 from app.generate.advanced_group import AdvancedGroup
@@ -56,6 +57,8 @@ class GenerationPanel(QWidget):
         self._build_numbers(form)
         layout.addLayout(form)
         layout.addWidget(self._build_init_box())
+        self.adapters_panel = AdaptersPanel()  # LoRA/DoRA files: app.adapters.controller
+        layout.addWidget(self.adapters_panel)
         layout.addWidget(self.advanced)
         layout.addStretch(1)
         scroll = named(SettingsScroll(), "generationScroll")

@@ -6,8 +6,11 @@ another machine), is skipped; applying never raises on a damaged file's values.
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtWidgets import QComboBox
 
+from app.adapters.state import adapter_settings, apply_adapter_settings
 from app.common.tiers import choose, chosen
 from app.common.window_state import select_enabled
 from app.generate.panel import GenerationPanel
@@ -31,6 +34,7 @@ def panel_settings(panel: GenerationPanel) -> dict:
         "variations": panel.variations_spin.value(),
         "reroll_flagged": panel.reroll_flagged_check.isChecked(),
         "init_noise": panel.init_noise_slider.value(),
+        "adapters": adapter_settings(panel.adapters_panel),  # files, strengths, switches
     }
 
 
@@ -63,6 +67,7 @@ def apply_panel_settings(panel: GenerationPanel, settings: dict) -> None:
             edit.setText(get(key))
     if isinstance(get("prompt"), str):
         panel.prompt_edit.setPlainText(get("prompt"))
+    apply_adapter_settings(panel.adapters_panel, get("adapters"))
     for check, key in ((panel.seed_lock, "seed_lock"),
                        (panel.reroll_flagged_check, "reroll_flagged")):
         if isinstance(get(key), bool):
@@ -70,7 +75,9 @@ def apply_panel_settings(panel: GenerationPanel, settings: dict) -> None:
 
 
 def _number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A finite number (a file edited by hand may hold anything)."""
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value))
 
 
 def _choose_data(combo: QComboBox, data: str | None) -> None:

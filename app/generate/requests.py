@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from app.adapters.state import panel_adapters
 from app.common.tiers import chosen
 from engines.errors import StudioError
 from engines.request import GenerationRequest
@@ -47,7 +48,7 @@ def panel_request(panel: GenerationPanel, session: TakeModel, seed: int,
         precision=chosen(w.precision_combo), codec_tier=chosen(w.codec_tier_combo),
         seconds=w.seconds_spin.value(),
         steps=w.steps_spin.value(), seed=seed, cfg=w.cfg_spin.value(),
-        apg=w.apg_spin.value())
+        apg=w.apg_spin.value(), adapters=panel_adapters(w.adapters_panel))
     if init_take is not None:
         kwargs["init_audio"] = init_audio if init_audio is not None \
             else init_take.float_audio()

@@ -9,7 +9,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.common.expected_errors import LIBRARY_ERRORS, SETTINGS_ERRORS
 from app.common.gpu_service import GpuService
@@ -24,6 +24,7 @@ from app.library.import_controller import SoundFolderImport
 from app.library.import_rows import ImportedRows
 from app.library.inspector import LibraryInspector
 from app.library.inspector_loudness import LoudnessReadings
+from app.library.paged_listing import PagedListing, count_text
 from app.library.panel import LibraryPanel
 from app.library.restore import SettingsRestore
 from engines.catalog import MODEL_SETS
@@ -32,27 +33,6 @@ from engines.delivery.labels import label_changes, unchecked_catid
 __all__ = ["LibraryController", "count_text", "restore_finishing"]
 
 log = logging.getLogger(__name__)
-
-# Rows listed at once: a few screens' worth, so typing in the search box stays quick on a big
-# library; the next MORE_ROWS come as the table is scrolled to its end.
-PAGE_LIMIT = 100
-MORE_ROWS = 300
-
-
-def _takes(count: int) -> str:
-    return f"{count:,} take{'s' if count != 1 else ''}"
-
-
-def count_text(listed: int, matching: int, total: int, filtered: bool) -> str:
-    """"6 takes", or under a search or filter "1 of 6 takes"; "(500 listed)" when the page
-    holds fewer than match."""
-    text = f"{matching:,} of {_takes(total)}" if filtered else _takes(total)
-    return text + (f" ({listed:,} listed)" if listed < matching else "")
-
-
-def _filtered(query: dict) -> bool:
-    return bool(query["text"] or query["model"] or query["favourite"] or query["min_rating"]
-                or query["since"] or query["tier"] or query.get("source"))
 
 
 class LibraryController(QObject):
@@ -108,12 +88,14 @@ class LibraryController(QObject):
         self.importer.started.connect(self.libraryShown)
         self.imported_rows = ImportedRows(panel, notifier, session, self.load_from_library, self)
         panel.model.stored_peaks = getattr(library, "sound_peaks", None)
-        panel.model.rowsInserted.connect(self._show_count)  # a page more, scrolled to
-        self._counts = (0, 0, False)
+        self.listing = PagedListing(panel.model, panel.count_label, notifier, library, self)
         for key in MODEL_SETS:
             panel.model_filter.addItem(key, key)
         panel.model_filter.addItem("imported", "imported")
-        self.refresh_library()
+        self._list()
+        # The filters' lists read the whole library (slow on a big one): filled once the page
+        # is painted, and again when the library changes.
+        QTimer.singleShot(0, self, self._fill_filter_lists)
 
     def _connect_menu(self) -> None:
         panel = self.panel
@@ -131,12 +113,18 @@ class LibraryController(QObject):
         self._list()  # the filters' lists change only with the library (refresh_library)
 
     def refresh_library(self, *_args) -> None:
-        """The library changed (or the page opened): the tier filter's list, then the rows."""
+        """The library changed: the tier filter's list, then the rows."""
+        self.panel.model.forget_file_state()
+        self._fill_filter_lists(sources=False)  # (the importer's own signal refreshes those)
+        self._list()
+
+    def _fill_filter_lists(self, sources: bool = True) -> None:
         try:
             self.panel.set_tiers(self.library.tiers())
         except LIBRARY_ERRORS:  # the filter keeps its old list; the search goes on
             log.info("could not list the library's codec tiers", exc_info=True)
-        self._list()
+        if sources:
+            self.importer.refresh_sources()
 
     def _list(self) -> None:
         panel = self.panel
@@ -144,35 +132,8 @@ class LibraryController(QObject):
             self.similar.reload()
             self._library_selection()
             return
-        query = panel.query()
-        try:
-            records = self.library.search(**query, limit=PAGE_LIMIT)
-            # a page not full is every match: no need to count them
-            matching = len(records) if len(records) < PAGE_LIMIT else self.library.count(
-                **{k: v for k, v in query.items() if k not in ("sort", "descending")})
-            total = self.library.count() if _filtered(query) else matching
-        except LIBRARY_ERRORS as exc:  # one sentence, the traceback to the log
-            self.notifier.failed("Could not search the library", exc)
-            return
-        panel.model.set_records(records, fetch=lambda offset: self._page(query, offset),
-                                total=matching)
-        self._counts = (matching, total, _filtered(query))
-        self._show_count()
-        self._library_selection()  # a refresh leaves no row selected: no details either
-
-    def _page(self, query: dict, offset: int) -> list:
-        """The next page of the listed search (the table scrolled to its end); [] and one
-        sentence when the library cannot be read."""
-        try:
-            return self.library.search(**query, limit=MORE_ROWS, offset=offset)
-        except LIBRARY_ERRORS as exc:
-            self.notifier.failed("Could not list more of the library", exc)
-            return []
-
-    def _show_count(self, *_args) -> None:
-        matching, total, filtered = self._counts
-        self.panel.count_label.setText(count_text(self.panel.model.rowCount(), matching, total,
-                                                  filtered))
+        if self.listing.show(panel.query()):  # the first page (app.library.paged_listing)
+            self._library_selection()  # a refresh leaves no row selected: no details either
 
     def _library_selection(self, *_args) -> None:
         self.panel.show_details(self.panel.current_record())

@@ -65,7 +65,6 @@ class SoundFolderImport(QObject):
         self._said_at = 0.0
         self._phase = ""
         progress.cancel_button.clicked.connect(self.cancel)
-        self.refresh_sources()
 
     @property
     def busy(self) -> bool:

@@ -1,17 +1,22 @@
 """Importing sound folders off the GUI thread: listing and reading the files
 (engines.sound_import.import_folders), then their thumbnails and sound embeddings
-(make_sound_extras), on a thread of its own.
+(make_sound_extras).
 
-A SQLite connection serves only the thread that opened it, so this thread opens a ClipLibrary of
-its own (on the same folder as the window's) on first use and closes it as the thread ends.
-The engine calls `progress` at most ~20 times a second; each call becomes a queued signal, so the
-GUI thread only moves a progress bar. Cancel is a flag the engine checks between two files: what
-was done stays, and the next rescan finishes the job.
+The work runs in a process of its own (app.library.import_child: the window keeps its GIL and
+its share of the cores), which this thread starts and relays: each line it prints becomes a
+queued signal, so the GUI thread only moves a progress bar. Cancel sends "cancel"; the engine
+stops between two files, what was done stays, and the next rescan finishes the job. A bundled
+app (no `python -m`) runs the same calls on this thread instead, with a ClipLibrary of its own
+(a SQLite connection serves only the thread that opened it), closed as the thread ends.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +24,25 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from app.common.threads import stop_thread
+from app.library.import_child import ONE_THREAD, UNEXPECTED
 from engines.lazy import lazy_import
 from engines.store.library import ClipLibrary
+from engines.store.records import LibraryError
 
 sound_import = lazy_import("engines.sound_import")  # its readers load on the first import
 
 log = logging.getLogger(__name__)
+
+CODE_ROOT = Path(__file__).resolve().parents[2]
+CHILD_STOP_S = 10.0  # a cancelled child ends after the file it reads; then it is killed
+
+
+def child_command(library_root: Path, folders: list[Path] | None) -> list[str] | None:
+    """`python -m app.library.import_child ...`; None in a bundle (no interpreter to run)."""
+    if getattr(sys, "frozen", False):
+        return None
+    return [sys.executable, "-m", "app.library.import_child", str(library_root),
+            *(str(folder) for folder in folders or ())]
 
 
 @dataclass(frozen=True)
@@ -46,9 +64,100 @@ class _ImportWorker(QObject):
         self.library_root = library_root
         self.cancel = threading.Event()
         self._library = None
+        self._child: subprocess.Popen | None = None
+        self._child_lock = threading.Lock()
 
     @Slot(object)
     def run(self, job: ImportJob) -> None:
+        folders = None if job.folders is None else list(job.folders)
+        command = child_command(self.library_root, folders)
+        if command is None:
+            self._run_here(job)
+        else:
+            self._run_child(job, command)
+
+    # ---- in a process of its own ---------------------------------------------------------
+    def _run_child(self, job: ImportJob, command: list[str]) -> None:
+        env = {**os.environ, **ONE_THREAD}
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(CODE_ROOT), env.get("PYTHONPATH"))
+                                            if p)
+        try:
+            child = subprocess.Popen(command, env=env, cwd=str(CODE_ROOT), text=True,
+                                     encoding="utf-8", stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     creationflags=getattr(subprocess, "CREATE_NO_WINDOW", 0))
+        except OSError as exc:
+            log.warning("could not start the import process", exc_info=True)
+            reason = exc.strerror or str(exc)
+            self.failed.emit(job, LibraryError(f"The import could not start ({reason}); try "
+                                               "again."))
+            return
+        with self._child_lock:
+            self._child = child
+        if self.cancel.is_set():
+            self.stop_child()
+        threading.Thread(target=_log_lines, args=(child.stderr,), daemon=True).start()
+        outcome = None
+        try:
+            for line in child.stdout:  # (the GIL is free while this waits)
+                outcome = self._relay(job, line) or outcome
+        finally:
+            child.wait()
+            with self._child_lock:
+                self._child = None
+        if outcome is None:
+            log.warning("the import process ended (%s) without its report", child.returncode)
+            self.failed.emit(job, LibraryError(UNEXPECTED))
+
+    def _relay(self, job: ImportJob, line: str):
+        """One line of the child's: a signal; the final outcome when it is one."""
+        try:
+            said = json.loads(line)
+            kind, value = next(iter(said.items()))
+        except (ValueError, StopIteration, AttributeError):
+            log.info("import process: %s", line.rstrip())
+            return None
+        if kind == "progress":
+            self.progress.emit(sound_import.ImportProgress(**value))
+        elif kind == "listed":
+            self.listed.emit(job, _report(value))
+        elif kind == "done":
+            report, extras = value
+            self.done.emit(job, _report(report),
+                           None if extras is None else sound_import.ExtrasReport(**extras))
+            return kind
+        elif kind == "error":
+            self.failed.emit(job, LibraryError(str(value)))
+            return kind
+        return None
+
+    def stop_child(self) -> None:
+        """Ask the child to stop between two files (any thread)."""
+        with self._child_lock:
+            child = self._child
+        if child is None or child.poll() is not None:
+            return
+        try:
+            child.stdin.write("cancel\n")
+            child.stdin.flush()
+        except (OSError, ValueError):  # it is ending anyway
+            log.debug("the import process had gone", exc_info=True)
+
+    def kill_child(self) -> None:
+        """The window closes: a child that does not stop within CHILD_STOP_S is ended."""
+        self.stop_child()
+        with self._child_lock:
+            child = self._child
+        if child is None:
+            return
+        try:
+            child.wait(CHILD_STOP_S)
+        except subprocess.TimeoutExpired:
+            log.warning("the import process did not stop; ending it")
+            child.kill()
+
+    # ---- on this thread (a bundle) -------------------------------------------------------
+    def _run_here(self, job: ImportJob) -> None:
         try:
             library = self._open()
             folders = None if job.folders is None else list(job.folders)
@@ -78,6 +187,18 @@ class _ImportWorker(QObject):
                 library.close()
             except Exception:  # noqa: BLE001 - closing goes on
                 log.warning("closing the import thread's library failed", exc_info=True)
+
+
+def _report(value: dict):
+    report = sound_import.ImportReport(**value)
+    report.skipped_files = [tuple(pair) for pair in report.skipped_files]
+    return report
+
+
+def _log_lines(stream) -> None:
+    """The child's log (stderr) into this process's log file."""
+    for line in stream:
+        log.info("import process: %s", line.rstrip())
 
 
 class SoundImportThread(QObject):
@@ -122,6 +243,7 @@ class SoundImportThread(QObject):
 
     def cancel(self) -> None:
         self._worker.cancel.set()
+        self._worker.stop_child()
 
     @property
     def cancelled(self) -> bool:
@@ -139,5 +261,6 @@ class SoundImportThread(QObject):
         """Stop an import under way (between two files), end the thread; idempotent."""
         self._closed = True
         self._worker.cancel.set()
+        self._worker.kill_child()
         if self._thread is not None:
             stop_thread(self._thread)

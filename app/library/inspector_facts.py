@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from app.widgets.take_text import format_seconds
+from engines.adapter_summary import adapters_short
 from engines.catalog import MODEL_SETS
+from engines.provenance import adapter_entries
 
 Figures = tuple[float | None, float | None]  # (integrated LUFS, true peak dBTP); None: silent
 
@@ -51,6 +53,7 @@ class TakeFacts:
     source_folder: str = ""  # an imported sound's folder (or the file it was brought in from)
     file_format: str = ""
     description: str = ""  # an imported file's own description (its metadata)
+    adapters: str = ""  # "a.safetensors:0.8 b.safetensors:0.5" (engines.adapter_summary)
 
 
 def facts_of_record(record, figures: Figures | None = None, sound_file=None) -> TakeFacts:
@@ -83,7 +86,8 @@ def facts_of_record(record, figures: Figures | None = None, sound_file=None) -> 
         created=record.created, imported=imported,
         source_folder=str(source) if imported else "",
         file_format=_format_of(record, sound_file),
-        description=record.prompt if imported else "")
+        description=record.prompt if imported else "",
+        adapters=adapters_short(getattr(record, "adapters", None) or []))
 
 
 def _format_of(record, sound_file) -> str:
@@ -108,7 +112,8 @@ def facts_of_take(take, figures: Figures | None = None) -> TakeFacts:
         seed=None if take.imported else take.seed, finishing=chain,
         finished_figures=after if chain is not None else None, figures=figures,
         audio_path=take.file_path, imported=take.imported,
-        source_folder=str(take.init_path or "") if take.imported else "")
+        source_folder=str(take.init_path or "") if take.imported else "",
+        adapters=adapters_short(adapter_entries(request)) if request is not None else "")
 
 
 # ---------------------------------------------------------------------- words
@@ -212,10 +217,13 @@ def fact_rows(facts: TakeFacts) -> list[tuple[str, str]]:
     if not facts.imported:
         rows.append(("Model", model_words(facts)))
         rows.append(("Seed", seed_words(facts)))
+        if facts.adapters:
+            rows.append(("Adapters", facts.adapters))
     rows.append(("Finishing", finishing_words(facts.finishing)))
     rows.append(("Labels", label_words(facts.labels)))
     if facts.created:
-        rows.append(("Made" if not facts.imported else "Added", created_words(facts.created)))
+        # an imported file's date is the file's own (when it was last changed)
+        rows.append(("File date" if facts.imported else "Made", created_words(facts.created)))
     if facts.audio_path is not None:
         rows.append(("Files", str(facts.audio_path) + (" (missing)" if facts.missing else "")))
     return rows

@@ -6,7 +6,8 @@ describe; the behaviour lives in app.library.controller.
 Object names: libraryPanel, libraryPreview and libraryFacts (the selected row's waveform to
 click and scrub, and its facts: app.library.inspector), librarySearchEdit (drop a sound on it
 to search by sound),
-libraryModelFilter, libraryFavouriteFilter, libraryRatingFilter, libraryPeriodFilter,
+libraryModelFilter, libraryAdapterFilter (takes made with one adapter), libraryFavouriteFilter,
+libraryRatingFilter, libraryPeriodFilter,
 libraryTierCombo, librarySortCombo, libraryView, libraryCountLabel, libraryShowAllButton,
 librarySoundProgress, libraryFavouriteCheck, libraryRatingSpin, libraryTagsEdit,
 libraryNotesEdit, labelCategoryEdit, labelFxNameEdit, labelCreatorEdit, labelSourceEdit (the
@@ -109,6 +110,7 @@ class LibraryPanel(QWidget):
         self._build_context_menu()
 
         self.search_edit.textChanged.connect(self.searchChanged)
+        self.adapter_filter.textChanged.connect(self.searchChanged)
         for combo in (self.model_filter, self.period_filter, self.sort_combo, self.tier_filter,
                       self.source_filter):
             combo.currentIndexChanged.connect(self.searchChanged)
@@ -141,12 +143,21 @@ class LibraryPanel(QWidget):
         self.rating_filter.setPrefix("Rating >= ")
         self.favourite_filter = named(QCheckBox("Favourites"), "libraryFavouriteFilter")
         self.source_filter = SourceFilter()  # generated, imported, one imported folder
+        # takes made with one adapter: its file name or the start of its SHA-256 (a field,
+        # not a list: it costs the filter row no more room than a combo)
+        self.adapter_filter = named(QLineEdit(), "libraryAdapterFilter")
+        self.adapter_filter.setPlaceholderText("Adapter")
+        self.adapter_filter.setToolTip("Show only takes made with this adapter: its file name "
+                                       "or the start of its SHA-256")
+        self.adapter_filter.setClearButtonEnabled(True)
+        self.adapter_filter.setMaximumWidth(140)
         top = QHBoxLayout()
         top.addWidget(self.search_edit, stretch=1)
         top.addWidget(self.sort_combo)
         filters = QHBoxLayout()
         for widget in (self.source_filter, self.model_filter, self.tier_filter,
-                       self.period_filter, self.rating_filter, self.favourite_filter):
+                       self.adapter_filter, self.period_filter, self.rating_filter,
+                       self.favourite_filter):
             filters.addWidget(widget)
         filters.addStretch(1)
         rows = QVBoxLayout()
@@ -293,7 +304,8 @@ class LibraryPanel(QWidget):
                 "favourite": True if self.favourite_filter.isChecked() else None,
                 "min_rating": self.rating_filter.value(), "since": since,
                 "tier": self.tier_filter.currentData(),
-                "source": self.source_filter.currentData(), "sort": sort,
+                "source": self.source_filter.currentData(),
+                "adapter": self.adapter_filter.text().strip() or None, "sort": sort,
                 "descending": descending}
 
     def set_tiers(self, tiers: list[str]) -> None:

@@ -13,6 +13,7 @@ import logging
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from app.adapters.state import panel_entries, restore_adapters
 from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_jobs import Job, batch_job
 from app.common.gpu_service import GpuService
@@ -59,6 +60,7 @@ class SettingsRestore(QObject):
         self.gpu = gpu
         self.library = library
         self.load_take = load_take
+        self.missing_adapters: list = []  # of the last restore (engines.adapter_restore)
 
     def setup_lost(self, record) -> list[str]:
         """What restoring `record` would take away from the generation panel, in words."""
@@ -77,6 +79,12 @@ class SettingsRestore(QObject):
         seed = self.generation.seed_edit.text().strip()
         if self.generation.seed_lock.isChecked() and seed and seed != str(record.seed):
             lost.append(f"the locked seed {seed}")
+        ours = [(e.sha256, e.strength, e.enabled) for e in
+                panel_entries(self.generation.adapters_panel)]
+        if ours and ours != [(a.get("sha256"), a.get("strength"), a.get("enabled", True))
+                             for a in getattr(record, "adapters", [])]:
+            lost.append(f"the {len(ours)} adapter{'s' if len(ours) != 1 else ''} in the "
+                        "Adapters panel")
         return lost
 
     def confirmed(self, record, verb: str) -> bool:
@@ -119,6 +127,9 @@ class SettingsRestore(QObject):
         if record.init_noise_level is not None:
             w.init_noise_slider.setValue(round(record.init_noise_level * 100))
         w.seconds_spin.setValue(record.seconds)
+        # the adapters it was made with, found by SHA-256; one not found stays listed, marked
+        self.missing_adapters = restore_adapters(w.adapters_panel,
+                                                 getattr(record, "adapters", []))
 
     def restore(self, record) -> None:
         if record is None:
@@ -132,6 +143,9 @@ class SettingsRestore(QObject):
             self.notifier.status("Kept your setup; nothing was restored.")
             return
         self.restore_settings(record)
+        if self.missing_adapters:  # what the take needs and is not here: the one sentence
+            self.notifier.failed("Could not find an adapter", self.missing_adapters[0])
+            return
         self.notifier.status(f"Settings of library take #{record.id} restored (seed "
                              f"{record.seed}).")
 

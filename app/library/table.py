@@ -47,6 +47,13 @@ THUMB_SIZE = QSize(56, 22)
 _ROOT = QModelIndex()
 _CENTRED = (FAV, RATING)
 _RIGHT = (SEED, LENGTH, MATCH)
+_LEFT = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+_ALIGNMENT = {**dict.fromkeys(_CENTRED, Qt.AlignmentFlag.AlignCenter),
+              **dict.fromkeys(_RIGHT, Qt.AlignmentFlag.AlignRight
+                              | Qt.AlignmentFlag.AlignVCenter)}
+_ANSWERED = frozenset((Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole,
+                       Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.DecorationRole,
+                       Qt.ItemDataRole.TextAlignmentRole))
 PEAKS_KEPT = 512  # imported sounds' stored peaks held for their thumbnails
 GENERATED = "Generated"
 
@@ -84,8 +91,8 @@ def _tier(record) -> str:
     return getattr(record, "decoder_tier", "") or ""
 
 
-def _status(record) -> str:
-    parts = ["missing"] if record.missing else []
+def _status(record, missing: bool | None = None) -> str:
+    parts = ["missing"] if (record.missing if missing is None else missing) else []
     if looped(record):
         parts.append("⟲")
     return " · ".join(parts)
@@ -111,19 +118,20 @@ class LibraryModel(QAbstractTableModel):
         # library controller hook: an imported sound's kept peaks (float32 (2, n)) or None
         self.stored_peaks: Callable[[int], object] | None = None
         self._peaks: OrderedDict[int, object] = OrderedDict()
+        self._missing: dict[int, bool] = {}  # take id -> its file is gone (as last looked)
         self._fetch: Callable[[int], list] | None = None  # the next page, from a row offset
-        self.total = 0  # rows the search matched (listed or not yet)
+        self.total: int | None = 0  # rows the search matched (listed or not); None: not known
 
     def set_records(self, records: list, similarity: dict[int, float] | None = None, *,
                     fetch: Callable[[int], list] | None = None,
                     total: int | None = None) -> None:
         """Show `records`; `similarity` (take id -> 0..1) when they are Find similar's. With
         `fetch(offset)` (the next page of the same search) and `total` (how many it matched),
-        more rows are listed as the table is scrolled to its end."""
+        more rows are listed as the table is scrolled to its end (`total` None: until a page
+        comes back empty)."""
         self.beginResetModel()
         self._fetch = fetch
-        self.total = len(records) if total is None else max(total, len(records))
-        self._peaks.clear()  # the background pass may have made some since
+        self.total = None if total is None else max(total, len(records))
         self.similarity = dict(similarity or {})
         self._library_order = list(records)
         self.records = self._ordered()
@@ -153,7 +161,7 @@ class LibraryModel(QAbstractTableModel):
             return self.similarity.get(record.id, -1.0)
         if column == SOURCE:
             return (getattr(record, "source_root", None) or source_text(record)).casefold()
-        return _status(record)
+        return _status(record, self._is_missing(record))
 
     def _ordered(self) -> list:
         if self._sorted_by is None:
@@ -182,7 +190,7 @@ class LibraryModel(QAbstractTableModel):
         # A clicked column sort orders the rows listed (as before paging): the next page would
         # land among them, so it waits until the library's own order is back.
         return (not parent.isValid() and self._fetch is not None and self._sorted_by is None
-                and len(self.records) < self.total)
+                and (self.total is None or len(self.records) < self.total))
 
     def fetchMore(self, parent=_ROOT) -> None:  # noqa: N802 - Qt override
         """List the next page (the fetch hook words its own failures and gives [])."""
@@ -228,7 +236,9 @@ class LibraryModel(QAbstractTableModel):
         return flags
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+        # Asked for every role of every cell painted or measured: the roles without an answer
+        # go first and cheaply (it is most of the time a keystroke in the search box costs).
+        if role not in _ANSWERED or not index.isValid():
             return None
         record = self.records[index.row()]
         column = index.column()
@@ -250,11 +260,7 @@ class LibraryModel(QAbstractTableModel):
             if column == STATUS and record.quality:
                 return quality_badge(len(record.quality))
         if role == Qt.ItemDataRole.TextAlignmentRole:
-            if column in _CENTRED:
-                return Qt.AlignmentFlag.AlignCenter
-            if column in _RIGHT:
-                return Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-            return Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
+            return _ALIGNMENT.get(column, _LEFT)
         return None
 
     def setData(self, index, value, role=Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
@@ -291,10 +297,22 @@ class LibraryModel(QAbstractTableModel):
             return "" if found is None else f"{round(100 * found)}%"
         if column == SOURCE:
             return source_text(record)
-        return _status(record)
+        return _status(record, self._is_missing(record))
+
+    def _is_missing(self, record) -> bool:
+        """record.missing (a look at the disk), once per row until `forget_file_state`."""
+        missing = self._missing.get(record.id)
+        if missing is None:
+            missing = self._missing[record.id] = record.missing
+        return missing
+
+    def forget_file_state(self) -> None:
+        """The library changed: look at the files (missing, kept peaks) again when painted."""
+        self._missing.clear()
+        self._peaks.clear()
 
     def _thumbnail(self, record):
-        if record.missing:
+        if self._is_missing(record):
             return None
         path = record.audio_path
         # an imported file has no hash of its samples: its time of change tells a new version

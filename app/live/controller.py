@@ -92,6 +92,8 @@ class LiveController(QObject):
         for combo in (panel.model_combo, panel.decoder_combo, panel.precision_combo,
                       panel.codec_tier_combo):
             combo.currentIndexChanged.connect(self._knob)
+        # an adapter's strength slider or switch, or a file added or removed: a knob too
+        panel.adapters_panel.changed.connect(self._knob)
         session.initChanged.connect(self._knob)
         session.spansRestored.connect(self._knob)
         session.list.currentItemChanged.connect(self.views.forget)  # a picked take shows now

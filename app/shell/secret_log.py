@@ -23,8 +23,8 @@ class MaskSecrets(logging.Filter):
                 record.exc_text = logging.Formatter().formatException(record.exc_info)
             if record.exc_text:
                 record.exc_text = masked(record.exc_text)
-        except Exception:  # noqa: BLE001 - a record that cannot be read is logged as it is
-            pass
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+            pass  # a record whose message cannot be formatted is logged as it is
         return True
 
 

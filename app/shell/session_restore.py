@@ -63,10 +63,10 @@ class SessionRestore(QObject):
     # ------------------------------------------------------------------ coming back
     def restore_settings(self) -> None:
         """Read last time's session and put the generation panel's settings back."""
+        self.memory = load_session()  # never raises: a damaged file is an empty session
         try:
-            self.memory = load_session()
             apply_panel_settings(self.panel, self.memory.settings)
-        except Exception:  # noqa: BLE001 - a remembered session is a courtesy, never a failure
+        except (TypeError, ValueError, OverflowError):  # a value edited by hand: skipped
             log.warning("could not restore the session's settings", exc_info=True)
 
     def restore_takes(self) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
+from app.adapters.controller import AdaptersController
 from app.batch.controller import BatchController
 from app.common.gpu_jobs import BATCH
 from app.common.gpu_service import GpuService, make_generator
@@ -91,6 +92,7 @@ class Studio(QObject):
                                                 self)
         self.compare_controller = CompareTiersController(generation.advanced, notifier, session,
                                                          gpu, self)
+        self.adapters_controller = AdaptersController(generation.adapters_panel, notifier, self)
         self.live_controller = LiveController(generation, viewer, notifier, session, gpu, player,
                                               self)
         self.labels_controller = LabelsController(window, notifier, self)
@@ -304,10 +306,7 @@ class Studio(QObject):
             self.window_state.save(w, w.splitter, choices)
         except Exception:  # noqa: BLE001 - closing must never fail over it
             log.warning("could not remember the window's layout", exc_info=True)
-        try:
-            self.session_restore.remember()
-        except Exception:  # noqa: BLE001 - closing must never fail over it
-            log.warning("could not remember the session", exc_info=True)
+        self.session_restore.remember()  # never raises: a file that cannot be written is logged
 
     def shutdown(self) -> None:
         """End every thread and pool the window started - the Models dialog's download thread,

@@ -15,6 +15,7 @@ import re
 from PySide6.QtCore import QObject, Signal
 
 from app.common.displaydata import for_result
+from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_jobs import task_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
@@ -81,7 +82,7 @@ def keep(worker, result, name_of, tier: str) -> int | None:
         if library is None:
             return None
         return library.add(result, name=name_of(tier)).id
-    except Exception:  # noqa: BLE001 - the comparison itself worked: it stays in the session
+    except LIBRARY_ERRORS:  # the comparison itself worked: it stays in the session
         log.warning("the %s tier's take could not be kept in the library", tier, exc_info=True)
         return None
 

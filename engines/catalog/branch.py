@@ -49,7 +49,7 @@ def branch_refusal(model: ModelSet, precision: str, branch: tuple[Path, Path] | 
         return (f"Adapters on {model.key} need the branch engine '{BRANCH_DIT_STEM}.trt' and its "
                 f"map '{branch_map_names(model)[0]}' in {arch_dir / model.subdir}; build both on "
                 f"this GPU with the official optimized/tensorRT/scripts/lora/build_branch.py and "
-                f"add that install's models folder with `models add-folder`, or remove the "
+                f"add that install's models folder to SA3 Studio's model folders, or remove the "
                 f"adapters.")
     return None
 

@@ -166,6 +166,12 @@ def _source_filter(text: str | None) -> str | None:
     return os.path.realpath(os.path.abspath(argument_text(text, "--source")))
 
 
+def _missing(record) -> str:
+    if record.is_sound_file:  # the user's own file: nothing here can make it again
+        return "  (MISSING: reconnect its drive, or rescan with `library import`)"
+    return "  (MISSING: regenerate it)"
+
+
 def _source_word(record) -> str:
     """The SOURCE column: generated, imported (copied in), or the imported folder's name."""
     if record.is_sound_file:
@@ -234,8 +240,8 @@ def _show_lines(library, record) -> list[str]:
     lines = [f"take #{record.id}" + (f" '{record.name}'" if record.name else "")
              + (" (deleted)" if record.deleted else ""),
              f"  created      {record.created}",
-             f"  audio        {record.audio_path}" + ("  (MISSING: regenerate it)"
-                                                     if record.missing else ""),
+             f"  audio        {record.audio_path}" + (_missing(record) if record.missing
+                                                     else ""),
              f"  length       {record.seconds:.3f} s, {record.samples} samples at "
              f"{record.sample_rate} Hz"]
     if record.is_sound_file:

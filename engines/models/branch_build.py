@@ -25,13 +25,18 @@ OPT_RANK = 32  # the rank TensorRT tunes the branch for, as the official build d
 
 def refusal(model: str) -> str:
     """Why SA3 Studio does not build `model`'s branch engine, and what to do instead."""
-    preset = OFFICIAL_PRESETS.get(model)
-    how = (f"`python {OFFICIAL_SCRIPT} --model {preset} --download`" if preset else
-           f"the official {OFFICIAL_SCRIPT} (it has no preset for {model} yet)")
     return (f"SA3 Studio cannot build the {model} branch engine for adapters: the official build "
             f"rewires 229 linears of the parsed TensorRT network (three new inputs each), which "
-            f"no ONNX graph holds; build it on this GPU with {how} and add that install's "
-            f"models folder with `models add-folder`.")
+            f"no ONNX graph holds; build it on this GPU with {official_build(model)} and add "
+            f"that install's models folder to SA3 Studio's model folders.")
+
+
+def official_build(model: str) -> str:
+    """The official build of `model`'s branch engine, in words (no front end's flags)."""
+    preset = OFFICIAL_PRESETS.get(model)
+    if preset:
+        return f"the official {OFFICIAL_SCRIPT} (its {preset} preset, which fetches the ONNX)"
+    return f"the official {OFFICIAL_SCRIPT} (it has no preset for {model} yet)"
 
 
 def branch_profiles(map_path: Path) -> dict[str, ProfileShapes]:

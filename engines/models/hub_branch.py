@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from engines.catalog.branch import branch_map_names
 from engines.catalog.tables import BRANCH_DIT_STEM, ModelSet
 from engines.errors import ModelUnavailableError
-from engines.models.branch_build import OFFICIAL_PRESETS, OFFICIAL_SCRIPT
+from engines.models.branch_build import official_build
 
 
 def branch_files(index: Mapping[str, object], fmt: str, arch: str,
@@ -21,17 +21,15 @@ def branch_files(index: Mapping[str, object], fmt: str, arch: str,
     if fmt != "trt":
         raise ModelUnavailableError(
             "Adapters run on the TensorRT branch engine, which has no ONNX form; download the "
-            "TensorRT engines instead (leave out --onnx).")
+            "TensorRT engines instead of the ONNX graphs.")
     folder = f"tensorRT/{arch}/{model.subdir}"
     engine = index.get(f"{folder}/{BRANCH_DIT_STEM}.trt")
     found_map = next((index[f"{folder}/{name}"] for name in branch_map_names(model)
                       if f"{folder}/{name}" in index), None)
     if engine is None or found_map is None:
-        preset = OFFICIAL_PRESETS.get(model.key)
-        how = f" --model {preset} --download" if preset else ""
         raise ModelUnavailableError(
             f"The hub has no branch engine for {model.key} on {arch} (looked for "
             f"{BRANCH_DIT_STEM}.trt and {branch_map_names(model)[0]} in {folder}): the official "
-            f"project builds it on each GPU, so build it here with `python {OFFICIAL_SCRIPT}"
-            f"{how}` and add that install's models folder with `models add-folder`.")
+            f"project builds it on each GPU, so build it here with {official_build(model.key)} "
+            f"and add that install's models folder to SA3 Studio's model folders.")
     return [engine, found_map]

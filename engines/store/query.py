@@ -162,7 +162,10 @@ def where_clause(text: str, *, use_fts: bool, model: str | None = None,
     terms = storable(str(text or "")).lower().split()
     indexed = [t for t in terms if use_fts and len(t) >= 3]
     if indexed:
-        clauses.append(f"t.id IN (SELECT rowid FROM {schema.FTS_TABLE} WHERE "
+        # `+`: the matches are a filter on the walk of the created-order index, so a page
+        # stops after its rows; else SQLite fetches every match to sort them (9,500 of 50,000
+        # rows for "heavy": 116 ms instead of 9 ms, bench/bench_library_import.py).
+        clauses.append(f"+t.id IN (SELECT rowid FROM {schema.FTS_TABLE} WHERE "
                        f"{schema.FTS_TABLE} MATCH ?)")
         params.append(" AND ".join('"' + t.replace('"', '""') + '"' for t in indexed))
     for term in terms:

@@ -250,6 +250,8 @@ def _json_object(text: str | None) -> dict | None:
 
 
 def _flag_codes(text: str | None) -> list[str]:
+    if not text or text == "[]":
+        return []
     return [code for code in _json_list(text) if isinstance(code, str)]
 
 
@@ -330,6 +332,11 @@ def label_columns(labels: object) -> dict[str, str]:
 
 def record_from_row(row: sqlite3.Row, audio_dir: Path, trash_dir: Path) -> TakeRecord:
     """A TakeRecord from a `takes` row; the audio lies in trash/ while the take is deleted."""
+    if isinstance(row, sqlite3.Row):
+        # A Row finds a column by name by comparing it with each column's in turn: once into
+        # a dict is about four times quicker for the ~45 lookups below (a page of 500 rows
+        # is built while the user types).
+        row = dict(zip(row.keys(), row, strict=True))  # type: ignore[assignment]
     folder = trash_dir if row["deleted"] else audio_dir
     return TakeRecord(
         id=row["id"], created=row["created"], name=row["name"], prompt=row["prompt"],

@@ -58,9 +58,13 @@ def said(win, expected: str) -> None:
 
 
 def engine_error(call) -> str:
+    """The engine's sentence for what `call` raised, as the window words it (its remedies as
+    controls, an environment variable as what to do in the window: issue 34)."""
+    from app.common.remedy_words import for_window
+
     with pytest.raises(StudioError) as caught:
         call()
-    return str(caught.value)
+    return for_window(caught.value)
 
 
 def files_in(folder: Path) -> dict[str, bytes]:

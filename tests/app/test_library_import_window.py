@@ -84,7 +84,9 @@ def _import_from_menu(qtbot, win, monkeypatch, folder: Path) -> None:
 
 
 def _rows(win) -> dict[str, int]:
+    """Every row's name (the next pages too, as scrolling to the end lists them)."""
     model = child(win, "libraryView").model()
+    model.fetch_all()
     return {model.index(row, PROMPT).data(): row for row in range(model.rowCount())}
 
 

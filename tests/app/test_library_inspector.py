@@ -176,3 +176,31 @@ def test_an_imported_sound_is_worded_by_its_file_not_a_prompt(qtbot, win, tmp_pa
     assert "WAV" in rows["Sound"] and "24" in rows["Sound"]
     assert rows["Labels"].startswith("FOOTGrvl")
     assert rows["Files"] == str(folder / "FOOTGrvl_Gravel Step_JD_Field.wav")
+
+
+def test_space_plays_a_freshly_selected_row_from_its_start(qtbot, win, tmp_path):
+    keep_take(win, tmp_path)
+    select_first_row(qtbot, win)
+    player, view = win.studio.player, child(win, "libraryView")
+    win.activateWindow()
+    view.setFocus()
+    settle()
+    QTest.keyClick(view, Qt.Key.Key_Space)
+    assert player.playing
+    assert player.plays[-1] == (0.0, pytest.approx(1.0, abs=1e-3))
+    assert child(win, "playButton").text() == "Pause"  # the transport says so too
+
+
+def test_a_row_whose_file_is_gone_says_so(qtbot, win, tmp_path):
+    record = keep_take(win, tmp_path)
+    record.audio_path.unlink()
+    win.studio.library_controller.refresh_library()
+    select_first_row(qtbot, win)
+    preview, facts = child(win, "libraryPreview"), child(win, "libraryFacts")
+    rows = dict(facts.rows)
+    assert rows["Files"] == f"{record.audio_path} (missing)"
+    assert rows["Loudness"].startswith("not measured")
+    assert not preview.has_peaks() and preview.duration == pytest.approx(1.0, abs=1e-3)
+    qtbot.mouseClick(preview, Qt.MouseButton.LeftButton, pos=QPoint(10, 10))
+    assert not win.studio.player.playing
+    assert f"#{record.id}" in child(win, "statusBar").currentMessage()  # one sentence

@@ -89,3 +89,19 @@ def test_watch_ends_on_ctrl_c_with_one_sentence(home: Path, folder: Path, capsys
     assert "press Ctrl+C to stop" in out and "1 new, 0 changed" in out
     assert err.strip().splitlines()[-1] == ("cancelled: stopped watching; every change seen so "
                                             "far is in the library.")
+
+
+def test_show_tells_the_source_and_what_to_do_when_the_file_is_gone(home: Path, folder: Path,
+                                                                     tmp_path: Path, capsys):
+    assert main(["library", "import", "--no-wait", str(folder)]) == 0
+    capsys.readouterr()
+    assert main(["library", "list", "--json", "--search", "tin roof"]) == 0
+    (take,) = json.loads(capsys.readouterr().out)
+    folder.rename(tmp_path / "unplugged")
+    assert main(["library", "show", str(take["id"])]) == 0
+    out = capsys.readouterr().out
+    assert f"source       {folder} (referenced in place, never changed)" in out
+    assert "MISSING: reconnect its drive, or rescan with `library import`" in out
+    assert main(["library", "import"]) == 2  # the folder cannot be reached: nothing removed
+    err = capsys.readouterr().err
+    assert "cannot be reached, so its" in err and "connect its drive and rescan" in err

@@ -37,11 +37,11 @@ def test_a_published_set_branch_build_is_refused_before_any_build(capsys, tmp_pa
     assert code == 2 and out == ""
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in err
-    assert "build_branch.py" in lines[0] and "models add-folder" in lines[0]
+    assert "build_branch.py" in lines[0] and "model folders" in lines[0]
     assert "229 linears" in lines[0]
     assert not (tmp_path / "sm_90").exists()  # nothing was built
     if model == "medium":
-        assert "--model sa3-m" in lines[0]
+        assert "sa3-m preset" in lines[0]
 
 
 def test_the_demo_branch_dit_is_built_with_its_map_beside_it(capsys, tmp_path, with_tensorrt):

@@ -65,6 +65,8 @@ def test_every_format_is_listed_with_what_its_file_says(folder: Path, library: C
     assert [r.id for r in library.search("fieldlib")] == [bwf.id]
     assert [r.id for r in library.search("rusty")] == [bwf.id]
     assert [r.id for r in library.search("field door")] == [bwf.id]
+    library.update(bwf.id, notes="for the barn scene", tags=["take two"])  # edits keep them
+    assert [r.id for r in library.search("rusty scene")] == [bwf.id]
     assert library.count(source="generated") == 0
     assert library.count(source=str(folder)) == len(sounds)
     assert [f.root for f in library.sound_folders()] == [str(folder)]

@@ -193,7 +193,7 @@ def test_a_layer_of_another_size_is_refused(tmp_path, trt):
 class RecordingOperands:
     """Stands in for the device buffers: records what BranchDit writes, in order."""
 
-    def __init__(self, layers, rank, dtype, stream, srow_input="lora_srow"):
+    def __init__(self, layers, rank, dtype, stream, srow_input="lora_srow", make_fold=None):
         self.rank, self.dtype, self.stream = rank, dtype, stream
         self.writes: list[tuple[str, object]] = []
         self.prepared: list[tuple[dict, dict]] = []
@@ -380,6 +380,6 @@ def test_download_with_adapters_where_the_hub_has_no_branch_engine_is_one_senten
     message = str(err.value)
     assert message.endswith(".") and "\n" not in message
     if fmt == "trt":
-        assert "build_branch.py --model sa3-m --download" in message
+        assert "build_branch.py (its sa3-m preset" in message
     else:
         assert "no ONNX form" in message

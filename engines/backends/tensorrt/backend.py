@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 
 from engines import sampling
+from engines.adapters.bases import bases_beside
 from engines.adapters.branch_map import load_branch_map
-from engines.adapters.errors import nonfinite_latents_error
+from engines.adapters.errors import ADAPTER_KEY, nonfinite_latents_error
 from engines.backends.base import CancelFn, ProgressFn
 from engines.backends.tensorrt import decode_only
 from engines.backends.tensorrt.branch_dit import BranchDit
@@ -45,7 +46,7 @@ from engines.constants import TEXT_TOKENS
 from engines.cuda.api import ensure_context, mem_info
 from engines.cuda.memory import DeviceBuffer
 from engines.cuda.stream import Stream
-from engines.errors import CancelledError, ModelUnavailableError
+from engines.errors import CancelledError, ModelUnavailableError, Remedy, join
 from engines.generation_result import GenerationResult
 from engines.lazy import lazy_import
 from engines.paths import cache_dir
@@ -206,14 +207,16 @@ class TensorRTBackend:
         if self.branch is None:
             files = self.files
             if files.branch_dit is None or files.branch_map is None:
-                raise ModelUnavailableError(
+                raise ModelUnavailableError(join(
                     f"Adapters need the branch engine beside '{files.dit.name}' in "
-                    f"{files.dit.parent}, and it is not there; remove the adapters.")
+                    f"{files.dit.parent}, and it is not there; remove the adapters (",
+                    Remedy.setting(ADAPTER_KEY), ")."))
             bmap = load_branch_map(files.branch_map)
             engine = self._load_branch(files.branch_dit, self._gpu_sm)
             try:
                 self._fit_scratch(engine.scratch_bytes)
-                self.branch = BranchDit(engine, bmap, self.stream, files.branch_map.name)
+                self.branch = BranchDit(engine, bmap, self.stream, files.branch_map.name,
+                                        self._kernel_cache_dir, bases_beside(files.branch_map))
             except BaseException:
                 engine.close()
                 raise

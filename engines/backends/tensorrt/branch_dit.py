@@ -15,9 +15,11 @@ import logging
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
+from engines.adapters.bases import SvdBases
 from engines.adapters.branch_map import BranchMap
 from engines.adapters.choice import AdapterChoice
 from engines.adapters.stack import AdapterStack
@@ -27,6 +29,7 @@ from engines.backends.tensorrt.branch_operands import (
     PreparedStack,
 )
 from engines.backends.tensorrt.engine_error import EngineError
+from engines.backends.tensorrt.pout_fold import PoutFold
 from engines.backends.tensorrt.runners import EngineRunner
 from engines.backends.tensorrt.tensor_spec import TensorSpec
 from engines.cuda.stream import Stream
@@ -87,17 +90,19 @@ class BranchDit:
     swap."""
 
     def __init__(self, engine: EngineRunner, bmap: BranchMap, stream: Stream,
-                 map_name: str = "branch map") -> None:
+                 map_name: str = "branch map", kernel_cache_dir: Path | None = None,
+                 bases: SvdBases | None = None) -> None:
         self.engine = engine
         self.rank_max = check_branch_engine(engine.specs, bmap, engine.name, map_name)
         # The engine's profile, not the map's note of it, says what the engine takes.
         self.map = dataclasses.replace(bmap, rank_max=self.rank_max)
         self.capture_rank = self.rank_max
+        self.bases = bases  # the frozen SVD bases -xs adapters need, where the set has them
         layers = [OperandLayer(layer.a_input, layer.b_input, layer.p_input, layer.in_features,
                                layer.out_features) for layer in bmap.layers.values()]
         self.dtype = engine.specs[bmap.srow_input].dtype
         self.operands = BranchOperands(layers, self.capture_rank, self.dtype, stream,
-                                       bmap.srow_input)
+                                       bmap.srow_input, lambda: PoutFold(kernel_cache_dir))
         self._prepared: OrderedDict[tuple, tuple[AdapterStack, PreparedStack]] = OrderedDict()
         self._current: tuple | None = None
         self._strengths: tuple[float, ...] | None = None
@@ -111,7 +116,7 @@ class BranchDit:
         strengths = tuple(float(c.effective_strength) for c in choices)
         entry = self._prepared.pop(key, None)
         if entry is None:
-            stack = AdapterStack.build(choices, self.map)
+            stack = AdapterStack.build(choices, self.map, self.bases)
             prepared = self.operands.prepare(stack.operands(dtype=_numpy_type(self.dtype)),
                                              stack.rank, _dora_rows(stack))
             entry = (stack, prepared)
@@ -127,9 +132,9 @@ class BranchDit:
             self.operands.write_strengths(_srow(stack, strengths), strengths)
             self._strengths = strengths
             self.strength_writes += 1
-        if strengths == stack.strengths:
-            return list(stack.warnings)
-        return list(stack.with_strengths(strengths).warnings)  # sign flips depend on them
+        # Judged at the strengths the stack was loaded with, as the official runtime judges
+        # sign flips once per stack: re-judging a DoRA stack costs milliseconds per change.
+        return list(stack.warnings)
 
     def _evict(self) -> None:
         while len(self._prepared) > PREPARED_STACKS:
