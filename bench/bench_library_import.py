@@ -146,12 +146,15 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
-def page_query(library: ClipLibrary, text: str) -> float:
-    started = time.perf_counter()
+def page_query(library: ClipLibrary, text: str) -> tuple[float, float]:
+    """(wall ms, CPU ms of this thread) of the Library page's query for `text`. The CPU time
+    is what the query costs; the wall time is what the user waits on this machine, which the
+    other processes running on it (the load average is kept with the figures) add to."""
+    started, cpu = time.perf_counter(), time.thread_time()
     library.search(text, limit=PAGE_LIMIT)
     library.count(text)
     library.count()
-    return (time.perf_counter() - started) * 1000
+    return (time.perf_counter() - started) * 1000, (time.thread_time() - cpu) * 1000
 
 
 def main() -> int:
@@ -199,14 +202,18 @@ def main() -> int:
         typed = [page_query(library, text[:n]) for _ in range(3) for text in TYPED
                  for n in range(1, len(text) + 1)]
         figures["library_rows"] = total
-        figures["open_query_p95_ms"] = round(percentile(opens, 0.95), 1)
-        figures["open_query_median_ms"] = round(statistics.median(opens), 1)
-        figures["search_as_you_type_p95_ms"] = round(percentile(typed, 0.95), 1)
-        figures["search_as_you_type_median_ms"] = round(statistics.median(typed), 1)
+        for name, runs in (("open_query", opens), ("search_as_you_type", typed)):
+            wall, cpu = [run[0] for run in runs], [run[1] for run in runs]
+            figures[f"{name}_p95_ms"] = round(percentile(wall, 0.95), 1)
+            figures[f"{name}_median_ms"] = round(statistics.median(wall), 1)
+            figures[f"{name}_cpu_p95_ms"] = round(percentile(cpu, 0.95), 1)
+            figures[f"{name}_cpu_median_ms"] = round(statistics.median(cpu), 1)
         figures["search_as_you_type_queries"] = len(typed)
     print(f"{total}-row library: open {figures['open_library_ms']} ms; the page's query p95 "
-          f"{figures['open_query_p95_ms']} ms; search-as-you-type p95 "
-          f"{figures['search_as_you_type_p95_ms']} ms over {len(typed)} queries (goal <= 50 ms)")
+          f"{figures['open_query_p95_ms']} ms (CPU {figures['open_query_cpu_p95_ms']} ms); "
+          f"search-as-you-type p95 {figures['search_as_you_type_p95_ms']} ms (CPU "
+          f"{figures['search_as_you_type_cpu_p95_ms']} ms) over {len(typed)} queries (goal "
+          f"<= 50 ms; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     try:
         from bench.bench_library_window import window_figures  # helper H's, when present
     except ImportError:
@@ -215,9 +222,12 @@ def main() -> int:
         figures["window"] = window_figures(lib_root)
         print(f"window: {figures['window']}")
     figures["met"] = {key: figures[key] <= goal for key, goal in GOALS.items()}
+    figures["met_on_cpu_time"] = {key: figures[key.replace("_p95", "_cpu_p95")] <= goal
+                                  for key, goal in GOALS.items() if "_p95" in key}
     out = {"date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
            "machine": {"platform": platform.platform(), "python": platform.python_version(),
-                       "cpus": os.cpu_count(), "processor": platform.processor()},
+                       "cpus": os.cpu_count(), "processor": platform.processor(),
+                       "load_average_at_end": [round(x, 1) for x in os.getloadavg()]},
            "goals": GOALS, "figures": figures}
     results = Path(__file__).resolve().parent / "results"
     target = results / f"library-import-{dt.date.today():%Y%m%d}.json"

@@ -25,6 +25,11 @@ machine: p95 debounce end -> first sample <= 120 ms, p95 last keystroke -> first
 ms, longest stall < 50 ms, never more than one render in flight. The load average is printed
 before and after.
 
+Then (issue 35) a strength change heard live: the two demo adapters in the Adapters panel and
+--strength-gestures slider gestures, each measured from the moment the slider stops to the
+first sample of the render at that strength (bench/live_strength.py); goal p95 <= 150 ms.
+--strength-only measures that alone.
+
 Results go to bench/results/live-YYYYMMDD.log and .json unless --no-record.
 """
 
@@ -50,6 +55,7 @@ sys.path.insert(0, str(BENCH))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from bench_gui_stall import LONG_EVENTS, GapRecorder, NullStream, timed_application  # noqa: E402
+from live_strength import measure_strength  # noqa: E402
 from PySide6.QtCore import QEventLoop, Qt, QTimer  # noqa: E402
 from PySide6.QtTest import QTest  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
@@ -360,6 +366,10 @@ def main() -> int:
     parser.add_argument("--no-baseline", action="store_true",
                         help="leave out the same typing with live off (the machine's stalls)")
     parser.add_argument("--no-record", action="store_true")
+    parser.add_argument("--strength-gestures", type=int, default=30,
+                        help="adapter strength slider gestures to measure (0: none)")
+    parser.add_argument("--strength-only", action="store_true",
+                        help="measure the adapter strength changes alone (no typing runs)")
     parser.add_argument("--events", action="store_true",
                         help="list the GUI-thread events that took over 15 ms")
     args = parser.parse_args()
@@ -393,11 +403,16 @@ def main() -> int:
             settle(live)
         idle(1.0)  # and the first spectrogram (its thread imports scipy: once, GIL-heavy)
         LONG_EVENTS.clear()
-        changes = ChangeLog(live, window.studio.gpu.worker)
-        phases, heard, ticks = measure(window, counting[0], changes, conditions, args.prompts,
-                                       random.Random(args.seed))
-        runs = [summarise(condition, phases, heard, ticks, changes,
-                          counting[0].most_in_flight, say) for condition in conditions]
+        runs, strength = [], None
+        if not args.strength_only:
+            changes = ChangeLog(live, window.studio.gpu.worker)
+            phases, heard, ticks = measure(window, counting[0], changes, conditions,
+                                           args.prompts, random.Random(args.seed))
+            runs = [summarise(condition, phases, heard, ticks, changes,
+                              counting[0].most_in_flight, say) for condition in conditions]
+        if args.strength_gestures > 0:
+            strength = measure_strength(window, args.strength_gestures,
+                                        random.Random(args.seed), idle, settle, say)
     finally:
         window.studio.shutdown()
         app.processEvents()
@@ -414,10 +429,11 @@ def main() -> int:
         stem.with_suffix(".log").write_text(log.getvalue())
         stem.with_suffix(".json").write_text(json.dumps(
             {"machine": {"cpus": os.cpu_count(), "load_before": load_before,
-                         "load_after": load}, "runs": runs},
+                         "load_after": load}, "runs": runs, "strength_change": strength},
             indent=2) + "\n")
         say(f"recorded in {stem}.log and .json")
-    return 0 if all(all(r["goals_met"].values()) for r in runs if "goals_met" in r) else 1
+    met = all(all(r["goals_met"].values()) for r in runs if "goals_met" in r)
+    return 0 if met and (strength is None or strength["goal_met"]) else 1
 
 
 if __name__ == "__main__":

@@ -46,9 +46,11 @@ def _watch_stdin(cancel: threading.Event) -> None:
 
 
 def run(library_root: Path, folders: list[Path] | None) -> int:
-    from engines.errors import StudioError
-    from engines.sound_import import import_folders, make_sound_extras
-    from engines.store.library import ClipLibrary
+    # Imported here, not at the top: the window's process reads this module's constants
+    # (app.library.import_worker) and must not load the importer with them.
+    from engines.errors import StudioError  # (the child's only: see above)
+    from engines.sound_import import import_folders, make_sound_extras  # (the child's only)
+    from engines.store.library import ClipLibrary  # (the child's only)
 
     cancel = threading.Event()
     threading.Thread(target=_watch_stdin, args=(cancel,), daemon=True).start()
@@ -67,10 +69,8 @@ def run(library_root: Path, folders: list[Path] | None) -> int:
         log.info("the import failed", exc_info=True)
         _say("error", str(exc))
         return 1
-    except Exception:  # noqa: BLE001 - top of the process: the traceback to the log (stderr)
-        log.exception("the import process failed")
-        _say("error", UNEXPECTED)
-        return 1
+    # Anything else is a bug: its traceback goes to stderr, which the window logs, and the
+    # window says UNEXPECTED when no "done" came.
     _say("done", [asdict(report), None if extras is None else asdict(extras)])
     return 0
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
+from app.common.expected_errors import FILE_ERRORS, LIBRARY_ERRORS
 from app.common.threads import stop_thread
 from app.library.import_child import ONE_THREAD, UNEXPECTED
 from engines.lazy import lazy_import
@@ -158,6 +159,7 @@ class _ImportWorker(QObject):
 
     # ---- on this thread (a bundle) -------------------------------------------------------
     def _run_here(self, job: ImportJob) -> None:
+        answered = False
         try:
             library = self._open()
             folders = None if job.folders is None else list(job.folders)
@@ -168,11 +170,15 @@ class _ImportWorker(QObject):
             if not self.cancel.is_set():
                 extras = sound_import.make_sound_extras(library, progress=self.progress.emit,
                                                         cancel=self.cancel)
-        except Exception as exc:  # noqa: BLE001 - top of the import thread: one sentence
+            self.done.emit(job, report, extras)
+            answered = True
+        except (*LIBRARY_ERRORS, *FILE_ERRORS) as exc:  # one sentence, worded by the notifier
             log.info("importing %s failed", job.folders, exc_info=True)
             self.failed.emit(job, exc)
-            return
-        self.done.emit(job, report, extras)
+            answered = True
+        finally:
+            if not answered:  # a bug: it travels on to the log; the window is told and freed
+                self.failed.emit(job, LibraryError(UNEXPECTED))
 
     def _open(self):
         if self._library is None:
@@ -185,7 +191,7 @@ class _ImportWorker(QObject):
         if library is not None:
             try:
                 library.close()
-            except Exception:  # noqa: BLE001 - closing goes on
+            except LIBRARY_ERRORS:  # closing goes on
                 log.warning("closing the import thread's library failed", exc_info=True)
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QSize, Qt, Signal
 
+from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.thumbnails import ThumbnailCache, array_peaks, file_peaks
 from app.widgets.badges import quality_badge, quality_tooltip
 from app.widgets.take_text import format_seconds, rating_stars
@@ -330,7 +331,7 @@ class LibraryModel(QAbstractTableModel):
         if record.id not in self._peaks:
             try:
                 self._peaks[record.id] = self.stored_peaks(record.id)
-            except Exception:  # noqa: BLE001 - painting goes on: the file is read instead
+            except LIBRARY_ERRORS:  # painting goes on: the file is read instead
                 self._peaks[record.id] = None
             while len(self._peaks) > PEAKS_KEPT:
                 self._peaks.popitem(last=False)

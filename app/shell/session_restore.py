@@ -13,6 +13,7 @@ how many were. A take made before the restore finished keeps its place and its s
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
@@ -29,6 +30,10 @@ log = logging.getLogger(__name__)
 
 TAKES_PER_TURN = 4  # takes read from the library between two turns of the event loop
 TURN_MS = 0
+# Selecting a take loads it into the player, which waits for the audio output's look-up
+# (app.common.output_device): the selection waits for it instead, polling, up to a limit.
+AUDIO_POLL_MS = 20
+AUDIO_WAIT_POLLS = 150
 
 
 def missing_words(count: int) -> str:
@@ -44,8 +49,11 @@ class SessionRestore(QObject):
     remembers this one as the window closes (`remember`)."""
 
     def __init__(self, panel: GenerationPanel, session: TakeModel, library, notifier: Notifier,
+                 audio_known: Callable[[], bool] = lambda: True,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self.audio_known = audio_known  # the player's output was looked up (Player.known)
+        self._audio_polls = 0
         self.panel = panel
         self.session = session
         self.library = library
@@ -106,6 +114,12 @@ class SessionRestore(QObject):
         self.session.add_take(take_from_record(record, pcm), select=False)
 
     def _finished(self) -> None:
+        if not self.audio_known() and self._audio_polls < AUDIO_WAIT_POLLS:
+            self._audio_polls += 1
+            QTimer.singleShot(AUDIO_POLL_MS, self, self._finished)
+            return
+        if self._stopped:
+            return
         memory, session = self.memory, self.session
         init = session.for_library_id(memory.init_id) if memory.init_id is not None else None
         if init is not None and session.init_take is None:

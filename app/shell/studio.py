@@ -9,7 +9,9 @@ Controllers connect the widgets of the panels they are given; a menu item, or a 
 another feature's panel, is connected here.
 
 What is not on screen when the window opens loads after its first paint (app.shell.after_paint):
-the audio output's look-up (off this thread), the "Get models" page of a first start, the demo
+the audio output's look-up (off this thread), the takes of the last session
+(app.shell.session_restore; its prompt and settings come back as the window is built), the
+"Get models" page of a first start, the demo
 set where it is not built yet (in the background), and the Library page with its controllers
 (app.shell.library_page; also built at once when something asks for it).
 """
@@ -110,7 +112,8 @@ class Studio(QObject):
         self.window_state = WindowState()
         self.restore_window()
         # last time's session: its settings now, its takes after the first paint
-        self.session_restore = SessionRestore(generation, session, library, notifier, self)
+        self.session_restore = SessionRestore(generation, session, library, notifier,
+                                              lambda: player.known, self)
         self.session_restore.restore_settings()
         models = self.models_controller
         library_code = Preload(LIBRARY_PAGE_MODULE)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engines import demo  # demo.ensure_demo_models read at call time: tests replace it there
-from engines.catalog.branch import adapters_status
+from engines.catalog.branch import adapters_status, onnx_branch_refusal
 from engines.catalog.names import (
     get_model_set,
     normalize_backend,
@@ -338,6 +338,8 @@ class Catalog:
                 files = search.tensorrt_files(choice, notes)
             else:
                 files = search.onnx_files(choice, notes)
+                if choice.adapters and (why := onnx_branch_refusal(choice.model, files.dit)):
+                    raise Unavailable(why)
         except Unavailable as stop:
             return Availability(choice.model.key, choice.decoder, choice.precision, backend,
                                 runnable=False, reason=stop.reason)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from engines.adapters.branch_files import branch_files
+from engines.adapters.errors import ADAPTER_KEY
 from engines.catalog.tables import (
     BRANCH_DIT_STEM,
     BRANCH_MAP_NAMES,
@@ -59,3 +61,14 @@ def adapters_status(branch_dit: Path | None) -> str:
     if branch_dit is None:
         return f"adapters: no branch engine {BRANCH_DIT_STEM}.trt"
     return f"adapters: branch engine {branch_dit.name}"
+
+
+def onnx_branch_refusal(model: ModelSet, dit: Path) -> str | None:
+    """Why a take with adapters cannot run on ONNX Runtime here (None: it can): it needs the
+    set's branch DiT graph beside the plain one (engines.adapters.branch_files), which only the
+    demo has; the published sets serve adapters through TensorRT's branch engine."""
+    if model.key == "demo" or branch_files(dit) is not None:  # the demo's is built with it
+        return None
+    return join(f"Adapters on {model.key} need its branch DiT, which ONNX Runtime has only for "
+                f"the demo; use ", Remedy.value("backend", "tensorrt"), " with the set's branch "
+                "engine, or remove the adapters (", Remedy.setting(ADAPTER_KEY), ").")

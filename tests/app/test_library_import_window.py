@@ -266,3 +266,18 @@ def test_find_similar_lists_takes_and_imported_sounds(qtbot, studio, sounds, mon
     found = _rows(studio)
     assert "laser zap bright" in found and "DOORWood_Creaky Door Close_HB_SFXLIB" in found
     assert "DOORWood_Creaky Door Open_HB_SFXLIB" not in found  # what it searched by
+
+
+def test_a_bundle_without_python_imports_on_the_import_thread(qtbot, studio, sounds,
+                                                             monkeypatch):
+    """A bundled app cannot start `python -m`: the same import runs on the window's import
+    thread instead, with the same rows and words."""
+    import app.library.import_worker as worker
+
+    monkeypatch.setattr(worker, "child_command", lambda *_args: None)
+    before = _hashes(sounds)
+    _import_from_menu(qtbot, studio, monkeypatch, sounds[0].parent)
+    assert len(_rows(studio)) == 1 + len(sounds)
+    assert "Waveforms and sound search ready for 5 sounds" in \
+        " ".join(studio.studio.notifier.history)
+    assert _hashes(sounds) == before

@@ -383,3 +383,24 @@ def test_download_with_adapters_where_the_hub_has_no_branch_engine_is_one_senten
         assert "build_branch.py (its sa3-m preset" in message
     else:
         assert "no ONNX form" in message
+
+
+def test_adapters_on_onnx_runtime_need_the_set_branch_graph(tmp_path, monkeypatch):
+    import engines.catalog.search as search_module
+
+    onnx = tmp_path / "onnx"
+    for rel in ("t5gemma/t5gemma_fp16.onnx", "t5gemma/tokenizer.json", "sa3-sm-sfx/dit_fp16.onnx",
+                "same-s/dec_bf16_chunkable_limiter.onnx"):
+        touch(onnx / rel)
+    # The touched files are no ONNX graphs: their operator check is not what is tested here.
+    monkeypatch.setattr(search_module.EngineSearch, "_check_onnx_ops", lambda *a: None)
+    cat = Catalog(tmp_path, gpu=None, tensorrt_version=None, onnxruntime_available=True)
+    sfx = Choice(get_model_set("sm-sfx"), "same-s", "fp16", False, None, True)
+    with pytest.raises(ModelUnavailableError) as err:
+        cat.require_choice(sfx, "auto")
+    assert "only for the demo" in str(err.value) and str(err.value).count(". ") == 0
+    plain = Choice(get_model_set("sm-sfx"), "same-s", "fp16", False, None, False)
+    assert cat.require_choice(plain, "onnxruntime").runnable
+    touch(onnx / "sa3-sm-sfx" / "dit_fp16_lora.onnx")
+    touch(onnx / "sa3-sm-sfx" / "dit_fp16_lora.json")
+    assert cat.require_choice(sfx, "onnxruntime").runnable  # a branch graph beside it

@@ -133,6 +133,7 @@ class NonFiniteOutput(BackendError):
 
 def _checked(out: PipelineOutputs) -> PipelineOutputs:
     if out.nonfinite:
-        raise NonFiniteOutput("The model produced invalid values (NaN or Inf), so no audio was "
-                           "written; try another seed, fewer guidance or another precision.")
+        raise NonFiniteOutput("The model produced invalid values (NaN or Inf), so no audio "
+                              "was written; try another seed, fewer guidance or another "
+                              "precision.")
     return out
