@@ -5,7 +5,7 @@ scrolled to its end, and the window's longest stall while sound files are import
     QT_QPA_PLATFORM=offscreen python bench/bench_library_window.py [--rows 50000] [--files 2000]
 
 bench/bench_library_import.py calls `window_figures(library_root)` on its own 50,000-row library
-(and `import_stall(files)`), and keeps what they return in its json under "window"; run alone,
+(which runs `import_stall` too) and keeps what it returns in its json under "window"; run alone,
 this script builds a library (`build_big_library`: a few real imports and takes, the rest rows
 cloned from them in one transaction, so it takes seconds) and prints the same figures.
 
@@ -181,9 +181,10 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def window_figures(library_root: Path, opens: int = 3) -> dict:
+def window_figures(library_root: Path, opens: int = 3, stall_files: int = 2000) -> dict:
     """Open time, keystroke times and the next page's time of the Library page on the library at
-    `library_root` (ms)."""
+    `library_root` (ms), and (`stall_files` > 0) the longest stall while that many files are
+    imported (`import_stall`, in a data folder of its own)."""
     with tempfile.TemporaryDirectory(prefix="sa3-window-bench-") as temp:
         home = _home_for(Path(library_root), Path(temp))
         open_ms, open_cpu, keys, key_cpu, page_ms, rows = [], [], [], [], [], 0
@@ -220,7 +221,8 @@ def window_figures(library_root: Path, opens: int = 3) -> dict:
                              "goal_p95": KEYSTROKE_GOAL_MS,
                              "met": _percentile(keys, 0.95) <= KEYSTROKE_GOAL_MS},
             "next_page_ms": {"median": round(statistics.median(page_ms), 1),
-                             "max": round(max(page_ms), 1)}}
+                             "max": round(max(page_ms), 1)},
+            **({"import_stall": import_stall(stall_files)} if stall_files > 0 else {})}
 
 
 def _type_searches(panel) -> tuple[list[float], list[float]]:
@@ -312,9 +314,8 @@ def main() -> int:
         built = build_big_library(work / "library", args.rows, work)
         print(f"library: {built['rows']:,} rows ({built['imported']:,} imported), built in "
               f"{built['built_s']} s")
-        figures = {"library": built, **window_figures(work / "library")}
-        print(json.dumps(figures, indent=2))
-    figures["import_stall"] = import_stall(args.files)
+        figures = {"library": built, **window_figures(work / "library",
+                                                      stall_files=args.files)}
     # a shared machine's other work shows in every wall time: say how busy it was
     figures.update(machine=f"{os.cpu_count()} CPU", load_average=list(os.getloadavg()),
                    date=dt.date.today().isoformat())

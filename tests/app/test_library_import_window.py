@@ -208,14 +208,22 @@ def test_a_generated_take_keeps_its_settings_actions_and_can_be_init_too(qtbot, 
 
 def test_rescan_picks_up_added_changed_and_deleted_files(qtbot, studio, sounds, monkeypatch):
     _import_from_menu(qtbot, studio, monkeypatch, sounds[0].parent)
-    folder = sounds[0].parent
-    (folder / "wind gust.ogg").unlink()
-    sf.write(folder / "bell ring.wav", np.zeros((4410, 2), np.float32), 44100)
+    folder, model = sounds[0].parent, child(studio, "libraryView").model()
+    slam = model.record(_row_of(studio, "DOORMetl_Slam Heavy_HB_SFXLIB"))
+    studio.studio.library.update(slam.id, rating=4)  # kept through a move
+    (folder / "wind gust.ogg").unlink()  # deleted
+    sf.write(folder / "bell ring.wav", np.zeros((4410, 2), np.float32), 44100)  # added
+    sf.write(folder / "rain on a tin roof.flac", np.zeros((48000, 1), np.float32),
+             48000)  # changed: 1 s now
+    (folder / "DOORMetl_Slam Heavy_HB_SFXLIB.wav").rename(folder / "slam moved.wav")  # moved
     importer = studio.studio.library_controller.importer
     child(studio, "rescanSoundFoldersAction").trigger()
     qtbot.waitUntil(lambda: not importer.busy, timeout=WAIT_MS)
     rows = _rows(studio)
     assert "bell ring" in rows and "wind gust" not in rows and len(rows) == 6
+    assert model.record(rows["rain on a tin roof"]).seconds == pytest.approx(1.0, abs=0.01)
+    moved = model.record(rows["slam moved"])
+    assert moved.id == slam.id and moved.rating == 4
 
 
 def test_cancel_stops_the_import_and_rescan_finishes_it(qtbot, studio, tmp_path, monkeypatch):
