@@ -20,6 +20,7 @@ import platformdirs
 from engines.error_sentences import os_reason, printable
 from engines.errors import StudioError
 from engines.private_files import PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, make_private
+from engines.secret_text import MaskSecrets
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +216,8 @@ def setup_logging(name: str, console_level: int = logging.WARNING) -> logging.Lo
         _installed.append(file_handler)
 
     for handler in _installed:
+        # no connection line's password reaches the log file or the terminal, whoever logs it
+        handler.addFilter(MaskSecrets())
         root.addHandler(handler)
     if root.level == logging.NOTSET or root.level > logging.INFO:
         root.setLevel(logging.INFO)

@@ -9,7 +9,7 @@ Every sentence enters the window through `Notifier.status` or `Notifier.notices`
 it through `for_window` (app.common.remedy_words) there: an engine sentence's remedies are
 worded as the window's controls. `user_sentence` does too, since what it makes is shown
 elsewhere as well (the Models dialog, the message box when the window cannot open). Neither
-ever shows or logs a connection line's password (engines.team.connection.masked).
+ever shows or logs a connection line's password (engines.secret_text.masked).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from app.common.remedy_words import MAIN, for_window
 from engines import settings as stored_settings
 from engines.error_sentences import printable, reason, sentence
 from engines.errors import StudioError
-from engines.team.connection import masked
+from engines.secret_text import masked
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def one_line(text: object) -> str:
 
 def window_line(text: object) -> str:
     """What the status bar shows for `text`: one line, in the window's words, with the
-    password of any connection line it quotes masked (engines.team.connection.masked)."""
+    password of any connection line it quotes masked (engines.secret_text.masked)."""
     return one_line(masked(for_window(text)))
 
 

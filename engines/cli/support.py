@@ -19,6 +19,7 @@ from engines.cli.words import say
 from engines.error_sentences import printable, reason
 from engines.errors import BackendError, CancelledError, StudioError
 from engines.paths import log_file, setup_logging
+from engines.secret_text import masked
 from engines.settings import take_notices
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CANCELLED = 0, 1, 2, 130
@@ -121,7 +122,8 @@ def _say(kind: str, message: object, code: int) -> int:
 
 def _print_line(kind: str, message: object) -> None:
     try:
-        print(f"{kind}: {printable(say(message))}", file=sys.stderr)
+        # an error's text may quote a connection line (libpq's do): never its password
+        print(f"{kind}: {printable(masked(say(message)))}", file=sys.stderr)
     except Exception:  # a closed or broken stderr: nothing left to tell the user through
         pass
 

@@ -19,12 +19,13 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 
 from engines.delivery.labels import DESIGNER_SETTING, studio_names
 from engines.errors import Advice, Remedy
 from engines.lazy import lazy_import
 from engines.paths import data_dir
+from engines.secret_text import masked
 from engines.settings import read_settings
 from engines.team.errors import TeamError
 from engines.text_display import is_hidden, terminal_text
@@ -36,18 +37,7 @@ TEAM_SETTING = "team_connection"  # the key in settings.json (the window's Setti
 STORE_PARAMETER = "store"
 URI_SCHEMES = ("postgresql", "postgres")
 MAX_DESIGNER_CHARS = 80
-MASK = "****"
 MAX_SHOWN_CHARS = 100
-# libpq's parameters that hold a secret (psycopg.pq.Conninfo.get_defaults() lists them all)
-SECRET_PARAMETERS = frozenset({"password", "sslpassword", "scram_client_key",
-                               "scram_server_key", "oauth_client_secret"})
-# scheme://user:SECRET@host: the secret runs to the last @ of the line (as urlsplit reads it)
-_URI_SECRET = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#\s]*):(.*)@", re.DOTALL)
-# scheme://user:SECRET/db with no @ at all: a password libpq would take for a port
-_URI_NO_AT = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^:@/?#\s]*):([^@/?#\s]*[^\d,@/?#\s][^@/?#\s]*)"
-                        r"(?=[/?#\s]|$)")
-_KEYWORD_SECRET = re.compile(r"(?i)\b(" + "|".join(sorted(SECRET_PARAMETERS)) +
-                             r")(\s*=\s*)('(?:[^'\\]|\\.)*'?|\S*)")
 # Values libpq accepts for its enumerated parameters (libpq's connectOptions2)
 _CHOICES = {
     "sslmode": ("disable", "allow", "prefer", "require", "verify-ca", "verify-full"),
@@ -61,32 +51,6 @@ _CHOICES = {
 }
 _INTEGERS = ("connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
              "keepalives_count", "tcp_user_timeout", "sslcompression", "sslsni")
-
-
-def masked(text: str) -> str:
-    """`text` - a connection line, a libpq key=value string, or a sentence quoting one - with
-    every password in it replaced by ****: the only form in which a line is ever shown or
-    logged."""
-    text = str(text)
-    if "://" in text:
-        text = _URI_SECRET.sub(lambda m: f"{m.group(1)}:{MASK}@", text)
-        text = _URI_NO_AT.sub(_masked_port, text)
-        text = re.sub(r"([?&])([^=&#\s]*)=([^&#\s\"']*)", _masked_parameter, text)
-    return _KEYWORD_SECRET.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}", text)
-
-
-def _masked_port(match: re.Match) -> str:
-    # host:port,host:port is a list of servers; anything else there may be a password
-    if re.fullmatch(r"\d*(,[^,:]+(:\d*)?)*", match.group(2)):
-        return match.group(0)
-    return f"{match.group(1)}:{MASK}"
-
-
-def _masked_parameter(match: re.Match) -> str:
-    # libpq percent-decodes a URI's parameter names too: ?p%61ssword=... is a password
-    if unquote(match.group(2)).strip().lower() in SECRET_PARAMETERS:
-        return f"{match.group(1)}{match.group(2)}={MASK}"
-    return match.group(0)
 
 
 def shown_line(line: str) -> str:
