@@ -50,6 +50,7 @@ sys.path.insert(0, str(REPO))
 
 from bench_team_data import TAGS, bulk_load, query_texts, recall_at_10  # noqa: E402
 
+from engines.similarity.embedding import EMBEDDING_VERSION  # noqa: E402
 from engines.team.binaries import server_bindir  # noqa: E402
 from engines.team.bundle import BundleFile, TakeBundle  # noqa: E402
 from engines.team.connection import parse_line  # noqa: E402
@@ -102,7 +103,8 @@ def synthetic_bundle(team: TeamLibrary, designer: str, key: str, n: int,
               "sample_rate": 44100, "samples": 44100, "created": "2026-12-01T00:00:00Z",
               "content_sha256": key}
     return TakeBundle(key, fields, {"request": {"prompt": fields["prompt"]}}, designer,
-                      1 + n % 5, [designer], "", vector.tolist(), files)
+                      1 + n % 5, [designer], "", vector.tolist(), files,
+                      embedding_version=EMBEDDING_VERSION)
 
 
 def publisher(line: str, designer: str, outbox: str, takes: int, shared: int, tag: str,

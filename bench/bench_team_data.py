@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from engines.similarity.embedding import EMBEDDING_DIM
+from engines.similarity.embedding import EMBEDDING_DIM, EMBEDDING_VERSION
 
 ADJECTIVES = ("heavy light distant close muffled bright dark wet dry small large old rusty "
               "soft hard fast slow short long deep high low harsh gentle hollow sharp dull "
@@ -72,13 +72,13 @@ def _chunk(rng: np.random.Generator, start: int, count: int, centers: np.ndarray
             f"{n:064x}", f"{n:064x}", "", prompt, "", str(n), MODELS[n % 4], "canonical", "t2a",
             "2.0", "44100", "88200", f'{{"seed": {n}}}', f"designer{n % 30:02d}",
             f"2026-11-{day:02d} 12:00:00+00", f"{ratings[i]:.1f}", "1" if rated[i] else "0",
-            "{" + ",".join(tags) + "}", " ".join(tags), texts[i])))
+            "{" + ",".join(tags) + "}", " ".join(tags), texts[i], str(EMBEDDING_VERSION))))
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 COLUMNS = ("take_key, content_sha256, name, prompt, negative_prompt, seed, model, tier, mode, "
            "seconds, sample_rate, samples, provenance, designer, created, rating_avg, "
-           "rating_count, tag_list, tag_text, embedding")
+           "rating_count, tag_list, tag_text, embedding, embedding_version")
 
 
 def bulk_load(admin: str, rows: int, chunk: int = 20_000) -> dict:

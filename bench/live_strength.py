@@ -10,8 +10,9 @@ rescale too) are measured. For each gesture: from its last value to the first sa
 the render at that strength (HeardRender.heard_ms of the render whose request holds it), and
 where that time goes. Goal on the 2-core machine (demo, ONNX Runtime): p95 <= 150 ms.
 
-The same gestures on the CFG box with no adapter in the panel (the plain graph) follow, in the
-same run: what any knob costs on this machine at this moment, so the adapters' own share shows.
+The same gestures on the APG box with no adapter in the panel (the plain graph; at CFG 1 APG
+changes nothing the render costs) follow, in the same run: what any knob costs on this machine
+at this moment, so the adapters' own share shows.
 """
 
 from __future__ import annotations
@@ -79,27 +80,27 @@ def measure_strength(window, gestures: int, rng: random.Random, idle, settle, sa
 
 
 def _plain_knob(window, gestures: int, rng: random.Random, idle, settle, say) -> dict:
-    """CFG dragged the same way, no adapters: the baseline of the same run."""
+    """APG dragged the same way, no adapters: the baseline of the same run."""
     live = window.studio.live_controller
     window.generation_panel.adapters_panel.set_entries([])
     settle(live)
-    spin = window.generation_panel.cfg_spin
+    spin = window.generation_panel.apg_spin
     heard_ms, render_ms = [], []
     for _ in range(gestures):
-        start = round(spin.value() * 2)
+        start = round(spin.value() * 10)
         target = start
-        while abs(target - start) < 2:
-            target = rng.randint(2, 12)  # CFG 1.0 to 6.0 in halves
+        while abs(target - start) < 3:
+            target = rng.randint(0, 10)  # APG 0 to 1 in tenths
         step = 1 if target > start else -1
-        for half in range(start + step, target + step, step):
-            spin.setValue(half / 2)
+        for tenth in range(start + step, target + step, step):
+            spin.setValue(tenth / 10)
             idle(MOVE_S)
         idle(LISTEN_S)
         settle(live)
         heard = live.history[-1] if live.history else None
         if heard is not None and heard.heard_at is not None and \
                 heard.serial == live.current_serial and \
-                live.current.result.request.cfg == target / 2:
+                live.current.result.request.apg == target / 10:
             heard_ms.append(heard.heard_ms)
             render_ms.append(heard.render_ms)
     spin.setValue(1.0)
@@ -107,7 +108,7 @@ def _plain_knob(window, gestures: int, rng: random.Random, idle, settle, say) ->
     figures = {"gestures": gestures, "heard": len(heard_ms),
                "heard_p50_ms": _p(heard_ms, 50), "heard_p95_ms": _p(heard_ms, 95),
                "render_p50_ms": _p(render_ms, 50), "render_p95_ms": _p(render_ms, 95)}
-    say(f"  the same gestures on CFG without adapters (plain graph, same run): last change -> "
+    say(f"  the same gestures on APG without adapters (plain graph, same run): last change -> "
         f"first sample p50 {figures['heard_p50_ms']:.1f}  p95 {figures['heard_p95_ms']:.1f} "
         f"ms, render p50 {figures['render_p50_ms']:.1f} / p95 {figures['render_p95_ms']:.1f}")
     return figures

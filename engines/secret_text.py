@@ -52,6 +52,32 @@ def _masked_parameter(match: re.Match, mask: str) -> str:
     return match.group(0)
 
 
+def split_secrets(text: str) -> tuple[list[str], list[str]]:
+    """`text` cut where masked() would mask it: the pieces around the secrets, and the secrets
+    in order (one fewer than the pieces), so that a front end can show the pieces joined by a
+    mask and put the secrets back after the user edited around them: joined_secrets(pieces,
+    secrets) == text."""
+    marker = "\x00"  # never in a line a user can paste (libpq refuses NUL)
+    if marker in text:
+        return [text], []
+    pieces = masked(text, marker).split(marker)
+    secrets, start = [], len(pieces[0])
+    for i, piece in enumerate(pieces[1:], 1):
+        # the last piece ends the text; a middle one is the next place the text holds it
+        end = len(text) - len(piece) if i == len(pieces) - 1 else text.find(piece, start)
+        if end < start:  # cannot happen (masked keeps the rest verbatim); never guess
+            return [masked(text)], []
+        secrets.append(text[start:end])
+        start = end + len(piece)
+    return pieces, secrets
+
+
+def joined_secrets(pieces: list[str], secrets: list[str]) -> str:
+    """The text split_secrets cut: the pieces with the secrets back between them."""
+    after = zip(secrets, pieces[1:], strict=True)
+    return pieces[0] + "".join(secret + piece for secret, piece in after)
+
+
 class MaskSecrets(logging.Filter):
     """Masks passwords in a record's message and traceback on its way into a handler; never
     drops a record. Exception text is masked too: libpq's errors quote the line they were

@@ -96,7 +96,7 @@ def restore_adapters(panel: AdaptersPanel, stored: list[dict]) -> list[RequestEr
         except RequestError as exc:
             missing.append(exc)
             choice = AdapterChoice(Path(str(item.get("path") or item.get("file_name") or "")),
-                                   _stored_strength(item), item.get("enabled") is not False)
+                                   stored_strength(item), item.get("enabled") is not False)
             found = False
         rank = item.get("rank")
         entries.append(AdapterEntry(
@@ -108,6 +108,7 @@ def restore_adapters(panel: AdaptersPanel, stored: list[dict]) -> list[RequestEr
     return missing
 
 
-def _stored_strength(item: dict) -> float:
+def stored_strength(item: dict) -> float:
+    """A recorded adapter's strength; 1 where a damaged record holds no number."""
     value = item.get("strength")
     return float(value) if _number(value) else 1.0

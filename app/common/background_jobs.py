@@ -61,7 +61,7 @@ class BackgroundJobs(QObject):
         self.pool = QThreadPool(self)
         self.pool.setMaxThreadCount(threads)
         self._carrier = _Carrier(self)
-        self._carrier.done.connect(self.done)
+        self._carrier.done.connect(self._deliver)
         self.submitted = 0
         self._closed = False
 
@@ -78,11 +78,18 @@ class BackgroundJobs(QObject):
             return
         QTimer.singleShot(after_ms, self, lambda: None if self._closed else self.pool.start(job))
 
+    def _deliver(self, outcome: JobOutcome) -> None:
+        # an answer queued before shutdown arrives after it, when what it would update (the
+        # library, the window) may be closed: nobody is waiting for it any more
+        if not self._closed:
+            self.done.emit(outcome)
+
     def idle(self) -> bool:
         return self.pool.activeThreadCount() == 0
 
     def shutdown(self, timeout_ms: int = 10000) -> None:
-        """Drop queued jobs and wait for running ones (each takes milliseconds to seconds)."""
+        """Drop queued jobs and wait for running ones (each takes milliseconds to seconds);
+        no answer is delivered afterwards."""
         self._closed = True
         self.pool.clear()
         if not self.pool.waitForDone(timeout_ms):

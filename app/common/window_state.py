@@ -31,6 +31,7 @@ KEY_MODEL = "generation/model"
 KEY_PRESET = "finish/preset"
 KEY_EXPORT_FOLDER = "export/folder"
 KEY_ADVANCED = "generation/advanced"
+KEY_LIBRARY_FOLDS = "window/libraryFolds"  # the side columns folded on the Library page
 
 
 @dataclass
@@ -41,6 +42,9 @@ class Choices:
     preset: str | None = None  # a finishing preset name
     export_folder: Path | None = None  # where Save As last saved a take
     advanced: bool = False  # the generation panel's Advanced group was open
+    # the side columns (app.shell.columns indexes) the Library page had folded; None: never
+    # arranged
+    library_folds: frozenset[int] | None = None
 
 
 def settings_path() -> Path:
@@ -79,6 +83,11 @@ class WindowState:
             else:
                 settings.remove(key)
         settings.setValue(KEY_ADVANCED, "true" if choices.advanced else "false")
+        if choices.library_folds is None:
+            settings.remove(KEY_LIBRARY_FOLDS)
+        else:
+            settings.setValue(KEY_LIBRARY_FOLDS,
+                              ",".join(str(index) for index in sorted(choices.library_folds)))
         settings.sync()
         if settings.status() != QSettings.Status.NoError:
             log.warning("could not write the window settings %s (%s)", self.path,
@@ -110,7 +119,8 @@ class WindowState:
                        preset=_text(settings.value(KEY_PRESET)),
                        export_folder=Path(folder) if folder and Path(folder).is_dir()
                        else None,
-                       advanced=_text(settings.value(KEY_ADVANCED)) == "true")
+                       advanced=_text(settings.value(KEY_ADVANCED)) == "true",
+                       library_folds=_folds(settings.value(KEY_LIBRARY_FOLDS)))
 
 
 def _bytes(value) -> QByteArray | None:
@@ -119,6 +129,16 @@ def _bytes(value) -> QByteArray | None:
     if isinstance(value, bytes | bytearray) and value:
         return QByteArray(bytes(value))
     return None  # missing, or edited by hand into something else
+
+
+def _folds(value) -> frozenset[int] | None:
+    """"0,2" -> {0, 2}; "" -> nothing folded; missing or edited into nonsense -> None."""
+    if not isinstance(value, str):
+        return None
+    parts = [part.strip() for part in value.split(",") if part.strip()]
+    if not all(part in ("0", "2") for part in parts):  # the foldable columns' indexes
+        return None
+    return frozenset(int(part) for part in parts)
 
 
 def _text(value) -> str | None:

@@ -54,6 +54,7 @@ class LibraryController(QObject):
         self.gpu = gpu
         self.library = library
         self.deleted_ids: list[int] = []
+        self._closed = False  # shut down: the library is closed, nothing may read it
         self.panel = panel
         self.settings = SettingsRestore(generation, notifier, session, gpu, library,
                                         self.load_from_library, self)
@@ -94,8 +95,11 @@ class LibraryController(QObject):
         panel.model_filter.addItem("imported", "imported")
         self._list()
         # The filters' lists read the whole library (slow on a big one): filled once the page
-        # is painted, and again when the library changes.
-        QTimer.singleShot(0, self, self._fill_filter_lists)
+        # is painted, and again when the library changes. A timer shutdown can stop: the
+        # window may close before the page is painted, and the library closes with it.
+        self._fill_timer = QTimer(self, singleShot=True, interval=0)
+        self._fill_timer.timeout.connect(self._fill_filter_lists)
+        self._fill_timer.start()
 
     def _connect_menu(self) -> None:
         panel = self.panel
@@ -114,11 +118,15 @@ class LibraryController(QObject):
 
     def refresh_library(self, *_args) -> None:
         """The library changed: the tier filter's list, then the rows."""
+        if self._closed:  # a late word from the importer or the team: the library is closed
+            return
         self.panel.model.forget_file_state()
         self._fill_filter_lists(sources=False)  # (the importer's own signal refreshes those)
         self._list()
 
     def _fill_filter_lists(self, sources: bool = True) -> None:
+        if self._closed:
+            return
         try:
             self.panel.set_tiers(self.library.tiers())
         except LIBRARY_ERRORS:  # the filter keeps its old list; the search goes on
@@ -300,7 +308,11 @@ class LibraryController(QObject):
         self.notifier.status(f"Library take #{take_id} restored.")
 
     def shutdown(self) -> None:
-        """The window is closing: the sound search and the thumbnail threads stop."""
+        """The window is closing: the sound search and the thumbnail threads stop, and so do
+        the timers that would read the library after it is closed."""
+        self._closed = True
+        self._fill_timer.stop()
+        self.listing.shutdown()
         self.similar.shutdown()
         self.inspector.shutdown()
         self.importer.shutdown()

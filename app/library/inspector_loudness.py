@@ -41,6 +41,7 @@ def _measure(read: Read) -> Figures:
 
 class LoudnessReadings(QObject):
     measured = Signal(object)  # the key whose figures just arrived
+    stopped = Signal()  # shut down: the window is going away, the library closes next
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -86,3 +87,4 @@ class LoudnessReadings(QObject):
         self._settle.stop()
         self._next = None
         self._jobs.shutdown()
+        self.stopped.emit()

@@ -34,13 +34,22 @@ class SessionFacts(QObject):
         self.session = session
         self.library = library
         self.readings = readings
+        self._stopped = False
         session.list.currentItemChanged.connect(lambda *_args: self.show_current())
         session.list.itemChanged.connect(lambda *_args: self.show_current())  # a rename
         session.auditionChanged.connect(lambda *_args: self.show_current())  # finishing
         readings.measured.connect(self._measured)
+        readings.stopped.connect(self._stop)
         self.show_current()
 
+    def _stop(self) -> None:
+        # the window is going away and the library is closed next: the session's last changes
+        # (its list emptied as the window goes) must not read a closed library
+        self._stopped = True
+
     def show_current(self) -> None:
+        if self._stopped:
+            return
         take = self.session.current_take()
         if take is None:
             self.view.show_rows([])

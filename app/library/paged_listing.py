@@ -102,6 +102,10 @@ class PagedListing(QObject):
         self.counts = (matching, total, is_filtered)
         self.show_count()
 
+    def shutdown(self) -> None:
+        """The window is closing: no count after the library is closed."""
+        self._count_timer.stop()
+
     def _page(self, query: dict, offset: int) -> list:
         """The next page (the table scrolled to its end); [] and one sentence when the library
         cannot be read."""

@@ -13,7 +13,7 @@ import logging
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from app.adapters.state import panel_entries, restore_adapters
+from app.adapters.state import panel_entries, restore_adapters, stored_strength
 from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_jobs import Job, batch_job
 from app.common.gpu_service import GpuService
@@ -79,9 +79,12 @@ class SettingsRestore(QObject):
         seed = self.generation.seed_edit.text().strip()
         if self.generation.seed_lock.isChecked() and seed and seed != str(record.seed):
             lost.append(f"the locked seed {seed}")
-        ours = [(e.sha256, e.strength, e.enabled) for e in
+        # strengths as the panel shows them (two decimals): a restored take's own adapters
+        # are not a setup to lose
+        ours = [(e.sha256, round(e.strength, 2), e.enabled) for e in
                 panel_entries(self.generation.adapters_panel)]
-        if ours and ours != [(a.get("sha256"), a.get("strength"), a.get("enabled", True))
+        if ours and ours != [(a.get("sha256"), round(stored_strength(a), 2),
+                              a.get("enabled", True))
                              for a in getattr(record, "adapters", [])]:
             lost.append(f"the {len(ours)} adapter{'s' if len(ours) != 1 else ''} in the "
                         "Adapters panel")

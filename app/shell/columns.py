@@ -6,6 +6,11 @@ column folded in the next run; the menu items follow the splitter, however it ch
 
 On a narrow screen (a 1366x768 laptop) the side columns start at their narrower widths, so the
 centre gets the room (`default_sizes`).
+
+Each centre page keeps its own folds (`show_page`): the Library page is a sound browser, so in
+a window narrower than NARROW_SCREEN_PX it opens with both side columns folded until the user
+unfolds them (its folds are remembered, `page_folds`), and the Take page gets its own layout
+back when the user returns to it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QSplitter
 
 SETTINGS, CENTRE, SESSION = 0, 1, 2  # the splitter's columns
+TAKE_PAGE, LIBRARY_PAGE = "take", "library"  # the centre's pages, each with its own folds
 FOLDABLE = (SETTINGS, SESSION)
 # Default widths: wide screens, and screens narrower than NARROW_SCREEN_PX (the centre first).
 WIDE_SIZES = (330, 640, 380)
@@ -37,6 +43,9 @@ class ColumnFolds(QObject):
         self.splitter = splitter
         self.actions = actions
         self._widths = {index: WIDE_SIZES[index] for index in FOLDABLE}  # to unfold back to
+        self._page = TAKE_PAGE
+        # the folds of the pages not in view (None: the Library page was never arranged)
+        self._page_folds: dict[str, frozenset[int] | None] = {LIBRARY_PAGE: None}
         for index in FOLDABLE:
             splitter.setCollapsible(index, True)
         splitter.setCollapsible(CENTRE, False)
@@ -81,3 +90,30 @@ class ColumnFolds(QObject):
                 action.setChecked(sizes[index] > 0)
             finally:
                 action.blockSignals(blocked)
+
+    def folded(self) -> frozenset[int]:
+        sizes = self.splitter.sizes()
+        return frozenset(index for index in FOLDABLE if sizes[index] == 0)
+
+    def show_page(self, page: str) -> None:
+        """The centre shows `page` now: keep the folds of the page left, bring back its own
+        (a Library page never arranged: both folded in a narrow window, as they were else)."""
+        if page == self._page:
+            return
+        self._page_folds[self._page] = self.folded()
+        self._page = page
+        wanted = self._page_folds.get(page)
+        if wanted is None:
+            narrow = 0 < self.splitter.window().width() < NARROW_SCREEN_PX
+            wanted = frozenset(FOLDABLE) if page == LIBRARY_PAGE and narrow else self.folded()
+        for index in FOLDABLE:
+            self.set_shown(index, index not in wanted)
+
+    def page_folds(self, page: str) -> frozenset[int] | None:
+        """`page`'s folds (None: never arranged), whichever page is in view."""
+        return self.folded() if page == self._page else self._page_folds.get(page)
+
+    def set_page_folds(self, page: str, folds: frozenset[int] | None) -> None:
+        """Folds remembered from the last run, for a page not in view yet."""
+        if page != self._page:
+            self._page_folds[page] = folds

@@ -50,7 +50,14 @@ from app.common.theme import apply_theme, icon
 from app.finish.panel import FinishPanel
 from app.generate.panel import GenerationPanel
 from app.models.demo_set import DemoSetState
-from app.shell.columns import SESSION, SETTINGS, ColumnFolds, default_sizes
+from app.shell.columns import (
+    LIBRARY_PAGE,
+    SESSION,
+    SETTINGS,
+    TAKE_PAGE,
+    ColumnFolds,
+    default_sizes,
+)
 from app.shell.menus import MainMenus
 from app.takes.panel import SessionPanel
 from app.takes.viewer import TakeViewer
@@ -176,7 +183,11 @@ class MainWindow(QMainWindow):
         self._library_placeholder = None
         placeholder.deleteLater()
 
-    def _centre_page_changed(self, _index: int) -> None:
+    def _centre_page_changed(self, index: int) -> None:
+        library = self.centre_tabs.tabText(index) == LIBRARY_TAB
+        columns = getattr(self, "columns", None)  # None while the window is being built
+        if columns is not None:
+            columns.show_page(LIBRARY_PAGE if library else TAKE_PAGE)
         if self._library_placeholder is not None and \
                 self.centre_tabs.currentWidget() is self._library_placeholder:
             self._studio().library_page()  # the user opened the Library tab before it was built
@@ -185,6 +196,12 @@ class MainWindow(QMainWindow):
         if self.studio is None:
             raise RuntimeError("the Library page is built by the window's Studio")
         return self.studio
+
+    def show_init_audio(self, take: object) -> None:
+        """A take became the init audio (from the Library page, say): the settings column that
+        shows it comes back if it was folded."""
+        if take is not None and SETTINGS in self.columns.folded():
+            self.columns.set_shown(SETTINGS, True)
 
     def show_session_tab(self) -> None:
         """The selected take and the session: after a library take was brought into it."""

@@ -34,6 +34,7 @@ from app.common.playback import Player
 from app.common.preload import Preload
 from app.common.session import TakeModel
 from app.common.window_state import Choices, WindowState, select_enabled
+from app.shell.columns import LIBRARY_PAGE, TAKE_PAGE
 from app.export.controller import ExportController
 from app.export.labels_controller import LabelsController
 from app.finish.controller import FinishController
@@ -222,6 +223,7 @@ class Studio(QObject):
         menus.previous_action.triggered.connect(lambda: self._step_take(-1))
         menus.next_action.triggered.connect(lambda: self._step_take(1))
         menus.use_init_action.triggered.connect(self.inpaint_controller.use_current_as_init)
+        self.session.initChanged.connect(self.window.show_init_audio)  # a folded panel unfolds
         menus.rename_action.triggered.connect(self._rename)
         menus.delete_action.triggered.connect(self.takes_controller.delete_current)
         menus.compare_tiers_action.triggered.connect(self.compare_controller.compare_current)
@@ -295,16 +297,20 @@ class Studio(QObject):
                 self.export_controller.last_folder = choices.export_folder
             w.generation_panel.advanced.set_expanded(choices.advanced)
             w.columns.sync()  # a column folded last time is folded now: its menu item says so
+            w.columns.set_page_folds(LIBRARY_PAGE, choices.library_folds)
         except Exception:  # noqa: BLE001 - remembered layout is a courtesy, never a failure
             log.warning("could not restore the window's layout", exc_info=True)
 
     def remember_window(self) -> None:
         """Called as the window closes (app.shell.main_window)."""
         w = self.window
+        library_folds = w.columns.page_folds(LIBRARY_PAGE)
+        w.columns.show_page(TAKE_PAGE)  # the splitter's saved layout is the Take page's
         choices = Choices(model=w.generation_panel.model_combo.currentData(),
                           preset=self.finish_controller.last_preset,
                           export_folder=self.export_controller.last_folder,
-                          advanced=w.generation_panel.advanced.expanded())
+                          advanced=w.generation_panel.advanced.expanded(),
+                          library_folds=library_folds)
         try:
             self.window_state.save(w, w.splitter, choices)
         except Exception:  # noqa: BLE001 - closing must never fail over it

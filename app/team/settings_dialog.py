@@ -3,7 +3,9 @@ on the team's server), the designer name takes are published under (Settings > L
 Test connection, which answers in one sentence. Layout only: app.team.controller tests and
 keeps the line (in the window's settings, settings.json in the data folder).
 
-The line is shown masked (it holds a password) until teamShowLineButton is pressed.
+The line is shown with its password masked (postgresql://designer:••••@host:5432/db), so a
+screenshot or a shared screen shows where it points but not the secret, until
+teamShowLineButton is pressed.
 
 Object names: teamSettingsDialog, teamConnectionEdit, teamShowLineButton, teamDesignerLabel,
 teamTestButton, teamTestResultLabel, teamSettingsButtons.
@@ -17,12 +19,12 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from app.widgets.masked_line_edit import MaskedLineEdit
 from app.widgets.named import named
 
 HELP = ("Share takes, ratings and searches with your sound team: paste the connection line "
@@ -42,17 +44,16 @@ class TeamSettingsDialog(QDialog):
         note.setWordWrap(True)
         layout.addWidget(note)
         form = QFormLayout()
-        self.connection_edit = named(QLineEdit(line), "teamConnectionEdit")
+        # the line holds the publisher's password: only that is masked on screen (a
+        # screenshot, a shared screen) until Show is pressed
+        self.connection_edit = named(MaskedLineEdit(line), "teamConnectionEdit")
         self.connection_edit.setPlaceholderText("postgresql://sa3_publisher:...@server:5432/"
                                                 "sa3_team")
         self.connection_edit.setMaxLength(MAX_LINE_CHARS)
         self.connection_edit.setClearButtonEnabled(True)
-        # the line holds the publisher's password: hidden on screen (a screenshot, a shared
-        # screen) until Show is pressed
-        self.connection_edit.setEchoMode(QLineEdit.EchoMode.Password)
         self.show_button = named(QPushButton("Show"), "teamShowLineButton")
         self.show_button.setCheckable(True)
-        self.show_button.setToolTip("Show the connection line, password and all")
+        self.show_button.setToolTip("Show the connection line's password")
         self.show_button.toggled.connect(self._show_line)
         line_row = QHBoxLayout()
         line_row.addWidget(self.connection_edit, 1)
@@ -74,12 +75,11 @@ class TeamSettingsDialog(QDialog):
         layout.addWidget(self.buttons)
 
     def _show_line(self, shown: bool) -> None:
-        self.connection_edit.setEchoMode(QLineEdit.EchoMode.Normal if shown
-                                         else QLineEdit.EchoMode.Password)
+        self.connection_edit.set_revealed(shown)
         self.show_button.setText("Hide" if shown else "Show")
 
     def line(self) -> str:
-        return self.connection_edit.text().strip()
+        return self.connection_edit.line().strip()
 
     def show_result(self, text: str) -> None:
         self.result_label.setText(text)

@@ -8,7 +8,9 @@
                                   the server unreachable, they wait in the outbox (exit 0, one
                                   warning) and `sync` or the next publish sends them
     list | search TEXT            team takes, newest first [--tag --rating --model --designer]
-    similar ID                    the team takes that sound most like team take ID
+    similar ID                    the team takes that sound most like team take ID (those
+                                  whose sound embeddings are of another recipe left out, said)
+    reembed                       make the team's old sound embeddings again from their audio
     show ID, fetch ID --to DIR    one team take; copies of its files, checked by SHA-256
     rate ID STARS, tag ID TAG...  this designer's own rating and tags
     watch [--for SECONDS]         new takes from other designers, as they are published
@@ -38,6 +40,7 @@ from engines.cli.support import (
 from engines.cli.team_designers import add_parser as add_designer_parser
 from engines.cli.team_designers import run_add_designer
 from engines.cli.team_output import say_entries, say_json, say_lines, say_report, say_setup
+from engines.cli.team_reembed import run_reembed
 from engines.cli.words import say
 from engines.error_sentences import printable
 from engines.paths import data_dir, library_dir
@@ -128,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     similar = command("similar", "team takes that sound like team take ID")
     similar.add_argument("take", type=positive_id, metavar="ID")
     _filters(similar)
+    command("reembed", "make the team's old sound embeddings again from their audio")
     show = command("show", "one team take and its files")
     show.add_argument("take", type=positive_id, metavar="ID")
     show.add_argument("--json", action="store_true")
@@ -236,7 +240,12 @@ def run_team(team: TeamLibrary, args: argparse.Namespace) -> int:
         text = argument_text(args.text, "TEXT") if command == "search" else ""
         say_entries(team.find(_query(args, text)), args.json)
     elif command == "similar":
-        say_entries(team.similar(args.take, _query(args)), args.json)
+        near = team.near(args.take, _query(args))
+        say_entries(near.entries, args.json)
+        for sentence in near.left_out():
+            warn(say(sentence))
+    elif command == "reembed":
+        return run_reembed(team)
     elif command == "show":
         entry = team.entry(args.take)
         say_json(entry.as_json()) if args.json else say_entries([entry], False, files=True)

@@ -28,7 +28,7 @@ import numpy as np
 
 from engines.delivery.names import default_template
 from engines.delivery.sidecar import sidecar_path
-from engines.similarity.embedding import take_embedding
+from engines.similarity.embedding import EMBEDDING_VERSION, take_embedding
 from engines.store.export_plan import ExportOptions
 from engines.store.files import content_sha256
 from engines.store.library import ClipLibrary
@@ -70,6 +70,9 @@ class TakeBundle:
     files: list[BundleFile] = field(default_factory=list)
     local_id: int | None = None
     staged: str = ""  # its folder in the outbox ("": the key's, as older releases named it)
+    # The recipe of `embedding` (EMBEDDING_VERSION when it was made); a bundle queued by a
+    # release before versions were sent has none and says 1, "old", so the team re-makes it.
+    embedding_version: int = 1
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), ensure_ascii=False, separators=(",", ":"))
@@ -129,7 +132,8 @@ def bundle_take(library: ClipLibrary, take_id: int, designer: str,
               "created": record.created, "content_sha256": audio_sha}
     return TakeBundle(key, fields, provenance, designer,
                       record.rating, _team_tags(record.tags), record.notes,
-                      sound_vector(pcm, record.sample_rate), files, record.id, folder.name)
+                      sound_vector(pcm, record.sample_rate), files, record.id, folder.name,
+                      EMBEDDING_VERSION)
 
 
 def _team_tags(tags: list[str]) -> list[str]:

@@ -17,6 +17,8 @@ schema at the version before it. Steps are never edited once released: a change 
     7  a take's files and labels delivered again by its first publisher (engines.team.relabel)
     8  adapter files shared with their takes, and the team's adapter catalogue
        (engines.team.adapter_step)
+    9  each entry's sound embedding with its recipe version, and old vectors brought up to
+       date only where they are older (engines.team.embedding_step)
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from engines.errors import Advice, Remedy
 from engines.similarity.embedding import EMBEDDING_DIM
-from engines.team import adapter_step, relabel, write_limits, writes
+from engines.team import adapter_step, embedding_step, relabel, write_limits, writes
 from engines.team.errors import TeamError
 
 if TYPE_CHECKING:
@@ -157,6 +159,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "files and labels delivered again by the first publisher",
               lambda: relabel.step_sql(CHANGED_TAKES_CHANNEL)),
     Migration(8, "adapter files shared with their takes", adapter_step.step_sql),
+    Migration(9, "sound embeddings with their recipe version", embedding_step.step_sql),
 )
 LATEST = MIGRATIONS[-1].version
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from engines.finish.finished_take import strict_json
+from engines.similarity.embedding import EMBEDDING_VERSION
 from engines.team.bundle import TakeBundle
 from engines.team.entries import ENTRY_COLUMNS, MAX_LIMIT, TeamEntry, TeamFile, TeamQuery
 from engines.team.writes import WRITER_ROLE
@@ -38,11 +39,13 @@ def insert_bundle(conn: psycopg.Connection, bundle: TakeBundle) -> tuple[int, bo
     later publish of the same take adds only the designer's rating, tags and notes (and, by
     its first publisher, new files and labels: `publish_relabelled`)."""
     take = {**bundle.fields, "provenance": bundle.provenance}
+    # The vector goes with its recipe version (engines.team.embedding_step).
     row = conn.execute(
-        "SELECT team_id, is_new FROM sa3_publish(%s, %s::jsonb, %s, %s, %s::jsonb, %s, "
-        "%s::text[], %s)",
+        "SELECT team_id, is_new FROM sa3_publish_versioned(%s, %s::jsonb, %s, %s, %s, "
+        "%s::jsonb, %s, %s::text[], %s)",
         (bundle.key, json.dumps(strict_json(take), ensure_ascii=False),
-         vector_text(bundle.embedding) if bundle.embedding else None, bundle.designer,
+         vector_text(bundle.embedding) if bundle.embedding else None,
+         bundle.embedding_version, bundle.designer,
          json.dumps(_file_rows(bundle)), bundle.rating, list(bundle.tags),
          bundle.notes.strip())).fetchone()
     return int(row[0]), bool(row[1])
@@ -152,20 +155,52 @@ def find(conn: psycopg.Connection, query: TeamQuery, me: str) -> list[TeamEntry]
     return [TeamEntry.from_row(row) for row in conn.execute(sql, params).fetchall()]
 
 
-def similar(conn: psycopg.Connection, take_id: int, query: TeamQuery,
-            me: str) -> list[TeamEntry] | None:
-    """The takes that sound most like take `take_id`, nearest first (with the query's
-    filters, text aside); None when there is no such take, [] when it has no embedding."""
-    row = conn.execute("SELECT embedding::text FROM takes WHERE id = %s", (take_id,)).fetchone()
-    if row is None:
+def _near_filters(take_id: int, query: TeamQuery, params: dict) -> list[str]:
+    """The conditions on the other takes of a "more like this" (the query's, text aside)."""
+    params["id"] = take_id
+    return ["t.id <> %(id)s", *_filters(TeamQuery(tags=query.tags, min_rating=query.min_rating,
+                                                  model=query.model, designer=query.designer),
+                                        params)]
+
+
+def not_compared(conn: psycopg.Connection, take_id: int, query: TeamQuery,
+                 version: int = EMBEDDING_VERSION) -> tuple[int, int, int] | None:
+    """(take `take_id`'s embedding version, how many takes the query would compare with it
+    whose vectors are older than `version` or missing, how many newer); None: no such take.
+    Only vectors of one recipe compare (engines.team.embedding_step)."""
+    seed = conn.execute("SELECT embedding_version FROM takes WHERE id = %s",
+                        (take_id,)).fetchone()
+    if seed is None:
         return None
+    params: dict = {"version": version}
+    where = _near_filters(take_id, query, params)
+    # A missing vector is always version 1 (the step's default), so "older" counts it too.
+    row = conn.execute(
+        "SELECT count(*) FILTER (WHERE t.embedding_version < %(version)s), "
+        "count(*) FILTER (WHERE t.embedding_version > %(version)s) FROM takes t "
+        f"WHERE {' AND '.join(where)} AND t.embedding_version <> %(version)s",
+        params).fetchone()
+    return int(seed[0]), int(row[0]), int(row[1])
+
+
+def similar(conn: psycopg.Connection, take_id: int, query: TeamQuery,
+            me: str, version: int = EMBEDDING_VERSION) -> list[TeamEntry] | None:
+    """The takes that sound most like take `take_id`, nearest first (with the query's
+    filters, text aside), among those whose vectors are of recipe `version` (no other
+    compares: `not_compared` counts them); None when there is no such take, [] when it has
+    no embedding of that version."""
+    row = conn.execute("SELECT embedding::text FROM takes WHERE id = %s AND "
+                       "(embedding IS NULL OR embedding_version = %s)",
+                       (take_id, version)).fetchone()
+    if row is None:
+        exists = conn.execute("SELECT 1 FROM takes WHERE id = %s", (take_id,)).fetchone()
+        return [] if exists else None
     if row[0] is None:
         return []
     params: dict = {"me": me, "limit": max(1, min(query.limit, MAX_LIMIT)), "vector": row[0],
-                    "id": take_id}
-    where = ["t.id <> %(id)s", "t.embedding IS NOT NULL",
-             *_filters(TeamQuery(tags=query.tags, min_rating=query.min_rating,
-                                 model=query.model, designer=query.designer), params)]
+                    "version": version}
+    where = ["t.embedding IS NOT NULL", "t.embedding_version = %(version)s",
+             *_near_filters(take_id, query, params)]
     # The HNSW index answers ORDER BY distance LIMIT n; the outer sort puts back the order
     # a relaxed (filtered) index scan may give up.
     sql = (f"SELECT * FROM (SELECT {ENTRY_COLUMNS}, t.embedding <=> %(vector)s::vector AS d "

@@ -30,7 +30,9 @@ from engines.team.content_store import ContentStore
 from engines.team.entries import TeamEntry, TeamQuery, check_query, check_tag
 from engines.team.errors import TeamError, TeamRefused, TeamUnreachable
 from engines.team.fetching import cached_copy, fetch_files
+from engines.team.near_takes import NearTakes, check_seed
 from engines.team.outbox import Outbox
+from engines.team.reembedding import ReembedReport, reembed
 from engines.team.republish import Sent, known_take, send_known
 from engines.team.session import connect, psycopg, read_only, reworded
 from engines.team.watcher import TeamWatcher
@@ -286,12 +288,23 @@ class TeamLibrary:
 
     def similar(self, take_id: int, query: TeamQuery | None = None) -> list[TeamEntry]:
         """The team takes that sound most like team take `take_id`, nearest first."""
-        check_query(query or TeamQuery())
-        found = self._run(lambda c: records.similar(c, take_id, query or TeamQuery(),
-                                                    self.designer))
-        if found is None:
+        return self.near(take_id, query).entries
+
+    def near(self, take_id: int, query: TeamQuery | None = None) -> NearTakes:
+        """`similar`, and how many takes were not compared (vectors of another recipe)."""
+        asked = query or TeamQuery()
+        check_query(asked)
+        counts = self._run(lambda c: records.not_compared(c, take_id, asked))
+        if counts is None:
             raise _no_take(take_id)
-        return found
+        check_seed(take_id, counts[0])
+        found = self._run(lambda c: records.similar(c, take_id, asked, self.designer))
+        return NearTakes(found or [], counts[1], counts[2])
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None) -> ReembedReport:
+        """Make the team's stale sound embeddings again (engines.team.reembedding)."""
+        self._check_may_publish()
+        return reembed(self._run, self.store, self.designer, progress)
 
     def entry(self, take_id: int) -> TeamEntry:
         """One team take with its files."""

@@ -14,7 +14,8 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from app.adapters.state import panel_adapters
+from app.adapters.panel import AdaptersPanel
+from app.adapters.state import adapter_settings, apply_adapter_settings, panel_adapters
 from app.adapters.strength import SLIDER_TICKS
 from engines.demo.demo_adapters import demo_adapter_path
 from tests.app.test_gui import generate
@@ -175,3 +176,22 @@ def test_dropped_files_are_added_and_rows_fit_a_laptop_column(qtbot, window, tmp
         assert slider.isVisible() and slider.width() >= 80  # room to slide
         right = slider.mapTo(column, slider.rect().topRight()).x()
         assert right <= column.width()
+
+
+def test_remembered_adapters_from_a_damaged_file_are_skipped_not_raised(qtbot, tmp_path):
+    panel = AdaptersPanel()
+    qtbot.addWidget(panel)
+    gone = tmp_path / "gone.safetensors"
+    apply_adapter_settings(panel, [
+        "text", {"path": 3}, {"path": ""}, {"path": str(demo_adapter(BRIGHT)), "strength": 99,
+                                             "rank": "four", "enabled": "yes"},
+        {"path": str(gone), "strength": 0.4, "enabled": False, "variant": "lora", "rank": 8}])
+    assert [row.entry.path.name for row in panel.rows] == [BRIGHT, gone.name]
+    first, second = adapter_settings(panel)
+    assert (first["strength"], first["rank"], first["enabled"]) == (1.0, 0, True)
+    assert (second["strength"], second["enabled"]) == (0.4, False)
+    assert panel.rows[1].entry.missing and "file missing" in panel.rows[1].details_label.text()
+    apply_adapter_settings(panel, {"not": "a list"})  # ignored
+    assert len(panel.rows) == 2
+    apply_adapter_settings(panel, [])  # remembered as none: none
+    assert panel.rows == []

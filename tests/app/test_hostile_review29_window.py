@@ -18,7 +18,9 @@ def test_the_line_is_masked_on_screen_until_show_is_pressed(qtbot):
     qtbot.addWidget(dialog)
     dialog.show()
     edit, show = child(dialog, "teamConnectionEdit"), child(dialog, "teamShowLineButton")
-    assert SECRET not in edit.displayText() and edit.text() == LINE  # kept, not shown
+    assert SECRET not in edit.displayText() and dialog.line() == LINE  # kept, not shown
+    # only the password is masked: where the line points stays readable
+    assert edit.displayText() == "postgresql://sa3_publisher:\u2022\u2022\u2022\u2022@studio:5432/sa3_team"
     on_screen = [w.text() for w in dialog.findChildren(QLabel)] + \
         [w.text() for w in dialog.findChildren(QPushButton)] + \
         [w.toolTip() for w in dialog.findChildren(QWidget)]

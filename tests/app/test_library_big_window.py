@@ -1,13 +1,11 @@
 """The Library page on a 50,000-row library (takes and imported sounds, issue 34): it opens and
 answers each keystroke in the search box without reading the whole library, lists more as the
 table is scrolled to its end, and its count line is right (the library's own count is the
-oracle). The times asserted are the GUI thread's CPU time with a margin (this machine is shared,
-so wall time says little here); bench/bench_library_window.py measures against the goals."""
+oracle). How long these take is measured against the goals by bench/bench_library_window.py,
+not asserted here."""
 
 from __future__ import annotations
 
-import statistics
-import time
 from pathlib import Path
 
 import pytest
@@ -19,8 +17,6 @@ from tests.browser_support import FULL_HD, settle, show_at
 from tests.gui_support import child
 
 ROWS = 50_000
-OPEN_CPU_MS = 1000.0  # the goal is 1 s of wall time on an idle machine
-KEYSTROKE_CPU_MS = 100.0  # the goal is a p95 of 50 ms; twice that fails here
 
 
 @pytest.fixture(scope="module")
@@ -44,21 +40,18 @@ def studio(qtbot, big_home, monkeypatch):
     win = MainWindow()
     qtbot.addWidget(win)
     win.studio = Studio(win, player=RecordingPlayer(), start_worker=False)
-    win.studio.after_paint.stop()  # the page is built here, timed
+    win.studio.after_paint.stop()  # the page is built by the test
     show_at(qtbot, win, FULL_HD)
     yield win
     win.studio.shutdown()
 
 
 def test_a_big_library_opens_with_a_first_page_and_lists_more_on_scrolling(studio):
-    start = time.thread_time()
     page = studio.studio.library_page()
     studio.show_library()
     page.panel.view.viewport().repaint()
-    open_ms = (time.thread_time() - start) * 1e3
     settle()
     model, view = page.panel.model, page.panel.view
-    assert open_ms < OPEN_CPU_MS
     assert model.rowCount() == PAGE_LIMIT
     assert child(studio, "libraryCountLabel").text() == f"{ROWS:,} takes ({PAGE_LIMIT} listed)"
     newest = page.controller.library.search(limit=PAGE_LIMIT + MORE_ROWS)
@@ -74,18 +67,14 @@ def test_a_big_library_opens_with_a_first_page_and_lists_more_on_scrolling(studi
         f"{ROWS:,} takes ({PAGE_LIMIT + MORE_ROWS} listed)"
 
 
-def test_typing_in_the_search_box_stays_quick_and_counts_right(studio):
+def test_typing_in_the_search_box_lists_and_counts_right(studio):
     page = studio.studio.library_page()
     studio.show_library()
     settle()
     library, edit = page.controller.library, child(studio, "librarySearchEdit")
-    times = []
     for end in range(1, len("rain on tin") + 1):
-        start = time.thread_time()
         edit.setText("rain on tin"[:end])
         page.panel.view.viewport().repaint()
-        times.append((time.thread_time() - start) * 1e3)
-    assert statistics.quantiles(times, n=20)[-1] < KEYSTROKE_CPU_MS, times
     matching = library.count("rain on tin")
     page.controller.listing.count_now()
     label = child(studio, "libraryCountLabel").text()

@@ -1,6 +1,7 @@
-"""The library table's room (issue 35): at 1366x768 the name gets the spare width (at least
-PROMPT_FLOOR) and nothing scrolls sideways - with the side columns in view the columns the
-inspector repeats fold away, with them folded every default column shows - and at 1920x1080
+"""The library table's room (issue 34): at 1366x768 the name gets the spare width (at least
+PROMPT_FLOOR) and nothing scrolls sideways - the Library page opens with the side columns
+folded and every default column shows; with them back the columns the inspector repeats fold
+away - and at 1920x1080
 nothing is cut that fits (the name first, then the tags). Screenshots go to /tmp/h/shots."""
 
 from __future__ import annotations
@@ -63,21 +64,17 @@ def _no_sideways_scrolling(view) -> bool:
     return bar.maximum() == 0 and not bar.isVisible()
 
 
-def test_at_1366_the_name_gets_the_room_and_nothing_scrolls_sideways(qtbot, win, tmp_path):
-    view = _library_page(qtbot, win, LAPTOP, tmp_path)
-    _shot(win, "library_1366_sides_open")
-    header = view.horizontalHeader()
-    assert header.sectionSize(PROMPT) >= PROMPT_FLOOR
-    assert _no_sideways_scrolling(view)
-    # what folded away is only what the inspector beside the table shows anyway
-    assert view.folded_columns() <= set(FOLD_ORDER)
-    for column in DEFAULT_COLUMNS:
-        assert column in view.folded_columns() or _fully_shown(view, column), column
-    inspector = child(win, "libraryInspector")
-    assert 240 <= inspector.width() <= 360
+def _columns_shown(win) -> tuple[bool, bool]:
+    return (child(win, "settingsColumnAction").isChecked(),
+            child(win, "sessionColumnAction").isChecked())
 
-    _fold_side_columns(win, True)  # the side columns folded: every default column is back
-    _shot(win, "library_1366_sides_folded")
+
+def test_at_1366_the_library_opens_with_every_column_and_the_name_first(qtbot, win, tmp_path):
+    view = _library_page(qtbot, win, LAPTOP, tmp_path)
+    # a laptop's Library page is a browser: both side columns fold for it...
+    assert _columns_shown(win) == (False, False)
+    _shot(win, "library_1366")
+    header = view.horizontalHeader()
     assert view.folded_columns() == set()
     assert header.sectionSize(PROMPT) >= PROMPT_FLOOR
     assert _name_fits(qtbot, view)  # the name first: the tags gave way
@@ -86,9 +83,33 @@ def test_at_1366_the_name_gets_the_room_and_nothing_scrolls_sideways(qtbot, win,
         assert _fully_shown(view, column), column
     for column in (SEED, LENGTH, MODEL, TIER, CREATED, RATING):
         assert _text_fits(view, column), column
+    assert 240 <= child(win, "libraryInspector").width() <= 360
 
-    _fold_side_columns(win, False)  # and folds again when the room goes
-    assert view.folded_columns() and _no_sideways_scrolling(view)
+    win.centre_tabs.setCurrentIndex(0)  # ...and the Take page has its own columns back
+    settle()
+    assert _columns_shown(win) == (True, True)
+    win.show_library()
+    settle()
+    assert _columns_shown(win) == (False, False)
+
+
+def test_at_1366_with_the_side_columns_back_nothing_scrolls_sideways(qtbot, win, tmp_path):
+    view = _library_page(qtbot, win, LAPTOP, tmp_path)
+    _fold_side_columns(win, False)
+    _shot(win, "library_1366_sides_open")
+    header = view.horizontalHeader()
+    assert header.sectionSize(PROMPT) >= PROMPT_FLOOR
+    assert _no_sideways_scrolling(view)
+    # what folded away is only what the inspector beside the table shows anyway
+    assert view.folded_columns() and view.folded_columns() <= set(FOLD_ORDER)
+    for column in DEFAULT_COLUMNS:
+        assert column in view.folded_columns() or _fully_shown(view, column), column
+    # the user's choice for the Library page holds when they come back to it
+    win.centre_tabs.setCurrentIndex(0)
+    settle()
+    win.show_library()
+    settle()
+    assert _columns_shown(win) == (True, True)
 
 
 def _name_fits(qtbot, view) -> bool:
@@ -123,6 +144,7 @@ def test_at_1920_long_tags_give_way_to_the_name(qtbot, win, tmp_path):
 
 def test_columns_folded_for_room_come_back_in_the_next_run(qtbot, win, tmp_path):
     view = _library_page(qtbot, win, LAPTOP, tmp_path)
+    _fold_side_columns(win, False)
     assert view.folded_columns()
     state = view.column_state()
     again = LibraryTableView()
@@ -143,3 +165,12 @@ def test_columns_fold_in_the_order_the_inspector_repeats_them(room, folded):
 
     widths = {column: 60 for column in FOLD_ORDER}  # 8 columns of 60 px
     assert columns_to_fold(room, widths, floor=240) == folded
+
+
+def test_use_as_init_brings_back_the_folded_settings_column(qtbot, win, tmp_path):
+    _library_page(qtbot, win, LAPTOP, tmp_path)
+    assert _columns_shown(win) == (False, False)
+    child(win, "libraryUseAsInitButton").click()
+    settle()
+    assert _columns_shown(win)[0]  # the init audio is in view where it is used
+    assert win.studio.session.init_take is not None

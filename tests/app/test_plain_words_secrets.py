@@ -56,7 +56,7 @@ def test_the_settings_dialog_masks_the_line_until_show(qtbot, team_window):
     team_window.studio.team_controller.open_settings()
     dialog = child(team_window, "teamSettingsDialog")
     edit, show = child(dialog, "teamConnectionEdit"), child(dialog, "teamShowLineButton")
-    assert edit.text() == team_window.studio.team_controller.line  # kept whole
+    assert dialog.line() == team_window.studio.team_controller.line  # kept whole
     assert SECRET not in edit.displayText()
     show.click()
     assert SECRET in edit.displayText()  # shown on request

@@ -94,6 +94,29 @@ def test_folded_columns_and_the_advanced_group_are_remembered(qtbot, window):
         second.studio.shutdown()
 
 
+def test_the_library_pages_own_folds_are_remembered(qtbot, window):
+    """On a laptop the Library page opens with both side columns folded (a browser wants the
+    width); the user's own choice for it comes back in the next run, and the Take page keeps
+    its layout whichever page the window was closed on."""
+    show_at(qtbot, window, LAPTOP)
+    window.show_library()
+    QApplication.processEvents()
+    assert window.splitter.sizes()[0] == 0 and window.splitter.sizes()[2] == 0
+    action(window, "settingsColumnAction").trigger()  # the user wants the settings here
+    window.close()  # on the Library page
+    second = open_window(qtbot)
+    try:
+        show_at(qtbot, second, LAPTOP)
+        sizes = second.splitter.sizes()
+        assert sizes[0] > 0 and sizes[2] > 0  # the Take page as it was
+        second.show_library()
+        QApplication.processEvents()
+        sizes = second.splitter.sizes()
+        assert sizes[0] > 0 and sizes[2] == 0  # the Library page as the user left it
+    finally:
+        second.studio.shutdown()
+
+
 def test_screenshots_at_laptop_and_full_hd_sizes(qtbot, window, tmp_path):
     """The window at both sizes, grabbed (kept in SA3_SHOTS_DIR when it is set, for a person
     to look at); the centre is the widest column at both."""
