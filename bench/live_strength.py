@@ -44,6 +44,8 @@ def measure_strength(window, gestures: int, rng: random.Random, idle, settle, sa
     studio.adapters_controller.add_files([str(demo_adapter_path("demo-bright.safetensors")),
                                           str(demo_adapter_path("demo-dark.safetensors"))])
     live = studio.live_controller
+    while studio.adapters_controller.reading:  # read off the GUI thread
+        idle(0.01)
     panel = window.generation_panel
     if not live.live:
         panel.live_toggle.click()

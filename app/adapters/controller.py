@@ -3,6 +3,9 @@ checked as the engine will take it (engines.adapters: a .safetensors LoRA or DoR
 the branch serves), and removes them. A refused file is one sentence in the window's words,
 under the rows and in the status bar, and is not added.
 
+Reading a file means hashing it (its SHA-256 is what a take records), a fraction of a second
+for a 200 MB adapter: that is done off the GUI thread, and the rows come when it is done.
+
 A strength or switch change needs nothing here: the panel's `changed` is what live audition
 (app.live.controller) renders again on, and the next request reads the rows
 (app.adapters.state)."""
@@ -18,6 +21,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from app.adapters.entry import entry_of_info
 from app.adapters.panel import AdaptersPanel
+from app.common.background_jobs import BackgroundJobs, JobOutcome
 from app.common.notifier import Notifier, user_sentence
 from engines.adapters.files import check_servable, read_adapter_info
 from engines.error_sentences import printable
@@ -38,6 +42,9 @@ class AdaptersController(QObject):
         self.notifier = notifier
         self.folder = ""  # where the last adapter was added from: the dialog opens there
         self.choose_files = choose_files or self._dialog
+        self.reading = 0  # batches of files being read
+        self._jobs = BackgroundJobs(self, threads=1)  # one at a time: files are added in order
+        self._jobs.done.connect(self._read)
         panel.add_button.clicked.connect(self.choose_and_add)
         panel.filesDropped.connect(self.add_files)
         panel.removeRequested.connect(self.remove)
@@ -52,18 +59,27 @@ class AdaptersController(QObject):
         if paths:
             self.add_files(paths)
 
-    def add_files(self, paths: list[str]) -> int:
-        """Add each file the engine can use, at strength 1, below the others; the first
-        refusal is said. Returns how many were added."""
+    def add_files(self, paths: list[str]) -> None:
+        """Read `paths` off the GUI thread; then each file the engine can use is added, at
+        strength 1, below the others, and the first refusal is said."""
+        if not paths:
+            return
+        self.folder = str(Path(paths[-1]).parent)
+        self.reading += 1
+        self._jobs.submit(tuple(paths), lambda: [_read_file(Path(p)) for p in paths])
+
+    def _read(self, outcome: JobOutcome) -> None:
+        self.reading -= 1
+        if outcome.error is not None:  # _read_file catches what a file can cause
+            self.notifier.failed("Could not read the adapter files", outcome.error)
+            return
         added, refusals = [], []
-        for path in paths:
-            refusal = self._add(Path(path))
+        for path, read in zip(outcome.key, outcome.value, strict=True):
+            refusal = self._add(read) if not isinstance(read, str) else read
             if refusal is None:
                 added.append(Path(path).name)
             else:
                 refusals.append(refusal)
-        if paths:
-            self.folder = str(Path(paths[-1]).parent)
         note = refusals[0] if refusals else ""
         if len(refusals) > 1:
             note += f" ({len(refusals) - 1} more file{'s' if len(refusals) > 2 else ''} not " \
@@ -74,16 +90,9 @@ class AdaptersController(QObject):
         elif added:
             self.notifier.status(f"Added {', '.join(printable(n) for n in added)}: each "
                                  "starts at strength 1, its full trained effect.")
-        return len(added)
 
-    def _add(self, path: Path) -> str | None:
-        """Read and check one file; None once its row is added, else why it was refused."""
-        try:
-            info = read_adapter_info(path)
-            check_servable(info)
-        except (StudioError, OSError) as exc:
-            log.info("adapter %s refused", path, exc_info=True)
-            return user_sentence(f"Could not add the adapter {path.name}", exc)
+    def _add(self, info) -> str | None:
+        """A row for `info`; None once added, else why it was not."""
         if any(row.entry.sha256 == info.sha256 for row in self.panel.rows):
             return (f"{printable(info.file_name)} is in the Adapters panel already; change "
                     "its strength instead of stacking it twice.")
@@ -96,3 +105,18 @@ class AdaptersController(QObject):
             self.panel.remove_row(index)
             self.panel.show_note("")
             self.notifier.status(f"Removed {printable(name)} from the adapters.")
+
+    def shutdown(self) -> None:
+        self._jobs.shutdown()
+
+
+def _read_file(path: Path):
+    """On a pool thread: what the file is (engines.adapters AdapterInfo), or the sentence that
+    refuses it."""
+    try:
+        info = read_adapter_info(path)
+        check_servable(info)
+    except (StudioError, OSError) as exc:
+        log.info("adapter %s refused", path, exc_info=True)
+        return user_sentence(f"Could not add the adapter {path.name}", exc)
+    return info

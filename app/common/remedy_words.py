@@ -40,7 +40,8 @@ CONTROLS: dict[str, tuple[str, str | None]] = {
 }
 # Team library commands: run on the team's server, or the window's own place for them.
 TEAM_COMMANDS = {"team init": "the team init command on the team's server",
-                 "team list": "the Team source of the Library tab"}
+                 "team list": "the Team source of the Library tab",
+                 "team reembed": "the team reembed command (any designer who may publish)"}
 # Whole remedies a label alone would not say.
 PHRASES = {"loop_method": "make it by crossfade (choose Crossfade beside Make loop in the "
                           "Finish panel)"}

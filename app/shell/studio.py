@@ -330,7 +330,8 @@ class Studio(QObject):
         steps = (self.models_controller.shutdown, self.takes_controller.shutdown,
                  self.finish_controller.shutdown, self.batch_controller.shutdown,
                  *((page.controller.shutdown,) if page is not None else ()),
-                 self.live_controller.shutdown, self.session.shutdown,
+                 self.live_controller.shutdown, self.adapters_controller.shutdown,
+                 self.session.shutdown,
                  self.window.take_viewer.spectrogram.shutdown, self.gpu.stop,
                  *((page.team.shutdown,) if page is not None else ()),
                  self.demo_preparation.shutdown, self.player.close, self.library.close)

@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject
 from app.common.background_jobs import JobOutcome
 from app.common.expected_errors import SETTINGS_ERRORS
 from app.common.notifier import Notifier, user_sentence
+from app.common.remedy_words import for_window
 from app.common.session import TakeModel
 from app.library.panel import LibraryPanel
 from app.team import jobs
@@ -265,8 +266,11 @@ class TeamController(QObject):
                 self._failed("Could not search the team library", outcome.error)
                 return
             self.presence.reached()
-            self.panel.model.set_entries(outcome.value)
+            entries, left_out = outcome.value
+            self.panel.model.set_entries(entries)
             self._count()
+            if left_out:  # takes "more like this" could not compare: said, with the remedy
+                self.notifier.status(" ".join(for_window(sentence) for sentence in left_out))
         elif kind == "test" and self.dialog is not None:
             error = outcome.error
             self.dialog.show_result(outcome.value if error is None else

@@ -5,7 +5,8 @@
                    attempt per take)
     send_waiting   the outbox's takes for this team library (None when none wait: the server
                    was not asked)
-    find_takes     a browse or search, or "more like this"
+    find_takes     a browse or search, or "more like this" (with a sentence for each kind of
+                   take it did not compare: sound embeddings of another recipe)
     drag_copy      a team take's sound as a file on this machine, for dragging out
     check_line     Settings' Test connection, as one sentence
 """
@@ -80,9 +81,13 @@ def send_waiting(context: TeamJobContext) -> PublishReport | None:
     return team.send_queued()
 
 
-def find_takes(context: TeamJobContext, query: TeamQuery, like: int | None) -> list[TeamEntry]:
+def find_takes(context: TeamJobContext, query: TeamQuery,
+               like: int | None) -> tuple[list[TeamEntry], list[str]]:
     team = context.team()
-    return team.find(query) if like is None else team.similar(like, query)
+    if like is None:
+        return team.find(query), []
+    near = team.near(like, query)
+    return near.entries, near.left_out()
 
 
 def drag_copy(context: TeamJobContext, take_id: int) -> Path:

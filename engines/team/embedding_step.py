@@ -30,15 +30,6 @@ ALTER TABLE public.takes ADD COLUMN embedding_version integer NOT NULL
     DEFAULT {FIRST_VERSION} CHECK (embedding_version >= {FIRST_VERSION});
 CREATE INDEX takes_embedding_version ON public.takes (embedding_version);
 
-CREATE FUNCTION public.sa3_check_embedding(p_embedding text, p_version integer) RETURNS void
-LANGUAGE plpgsql IMMUTABLE {_SAFE} AS $$
-BEGIN
-    IF p_embedding IS NULL OR p_version IS NULL OR p_version <= {FIRST_VERSION} THEN
-        RAISE EXCEPTION 'a sound embedding comes with its recipe version, above {FIRST_VERSION}'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-END $$;
-
 CREATE FUNCTION public.sa3_publish_versioned(p_key text, p_take jsonb, p_embedding text,
                                              p_embedding_version integer, p_designer text,
                                              p_files jsonb, p_stars integer, p_tags text[],
@@ -46,8 +37,9 @@ CREATE FUNCTION public.sa3_publish_versioned(p_key text, p_take jsonb, p_embeddi
                                              OUT is_new boolean)
 LANGUAGE plpgsql {_SAFE} AS $$
 BEGIN
-    IF p_embedding IS NOT NULL THEN
-        PERFORM public.sa3_check_embedding(p_embedding, p_embedding_version);
+    IF p_embedding IS NOT NULL AND coalesce(p_embedding_version, 0) < {FIRST_VERSION} THEN
+        RAISE EXCEPTION 'a sound embedding comes with its recipe version, from {FIRST_VERSION}'
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT p.team_id, p.is_new INTO team_id, is_new
     FROM public.sa3_publish(p_key, p_take, p_embedding, p_designer, p_files, p_stars, p_tags,
@@ -65,7 +57,10 @@ CREATE FUNCTION public.sa3_reembed(p_take bigint, p_designer text, p_embedding t
 LANGUAGE plpgsql {_SAFE} AS $$
 DECLARE who text := public.sa3_writer(p_designer);
 BEGIN
-    PERFORM public.sa3_check_embedding(p_embedding, p_version);
+    IF p_embedding IS NULL OR coalesce(p_version, 0) <= {FIRST_VERSION} THEN
+        RAISE EXCEPTION 'a new sound embedding is of a recipe after version {FIRST_VERSION}'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     UPDATE public.takes t SET embedding = p_embedding::public.vector,
                               embedding_version = p_version
     WHERE t.id = p_take AND (t.embedding IS NULL OR t.embedding_version < p_version);

@@ -34,7 +34,8 @@ def vector_text(vector: list[float]) -> str:
 
 
 def insert_bundle(conn: psycopg.Connection, bundle: TakeBundle) -> tuple[int, bool]:
-    """Publish one bundle in one transaction (the server's sa3_publish, engines.team.writes):
+    """Publish one bundle in one transaction (the server's sa3_publish, engines.team.writes,
+    with its vector's recipe version: sa3_publish_versioned, engines.team.embedding_step):
     (its team id, whether it is new). Files of an entry are those of its first publish; a
     later publish of the same take adds only the designer's rating, tags and notes (and, by
     its first publisher, new files and labels: `publish_relabelled`)."""

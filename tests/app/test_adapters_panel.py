@@ -8,16 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import time
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
+from PySide6.QtTest import QTest
 
 from app.adapters.panel import AdaptersPanel
 from app.adapters.state import adapter_settings, apply_adapter_settings, panel_adapters
 from app.adapters.strength import SLIDER_TICKS
 from engines.demo.demo_adapters import demo_adapter_path
+from tests.adapter_support import write_adapter
 from tests.app.test_gui import generate
 from tests.browser_support import open_window, show_at
 from tests.gui_support import child
@@ -30,9 +33,20 @@ def demo_adapter(name: str):
 
 
 def add_adapters(win, *paths) -> None:
-    """Add adapter... with the file dialog answering `paths`."""
-    win.studio.adapters_controller.choose_files = lambda: [str(p) for p in paths]
+    """Add adapter... with the file dialog answering `paths`; back once they are read."""
+    controller = win.studio.adapters_controller
+    controller.choose_files = lambda: [str(p) for p in paths]
     child(win, "addAdapterButton").click()
+    wait_read(win)
+
+
+def wait_read(win) -> None:
+    """Until the files being added were read (off the GUI thread) and their rows made."""
+    controller = win.studio.adapters_controller
+    deadline = time.monotonic() + 30
+    while controller.reading and time.monotonic() < deadline:
+        QTest.qWait(5)
+    assert not controller.reading
 
 
 def name(win, n: int) -> str:
@@ -129,6 +143,18 @@ def test_a_refused_file_is_one_sentence_in_the_windows_words(qtbot, window, tmp_
     assert not note.isVisibleTo(window) and len(window.generation_panel.adapters_panel.rows) == 1
 
 
+@pytest.mark.parametrize("variant, baked, why", [
+    ("dora-cols", True, "dora-cols"), ("dora-rows", False, "baked")])
+def test_an_adapter_the_engine_cannot_serve_is_refused_in_one_sentence(qtbot, window, tmp_path,
+                                                                       variant, baked, why):
+    path = write_adapter(tmp_path / f"{variant}.safetensors", variant, baked=baked)
+    add_adapters(window, path)
+    text = child(window, "adaptersNote").text()
+    assert window.generation_panel.adapters_panel.rows == []
+    assert why in text and path.name in text and "Adapters panel" in text
+    assert "--lora" not in text and "{0}" not in text
+
+
 def test_the_same_file_twice_is_refused(qtbot, window, tmp_path):
     copy = tmp_path / "copy.safetensors"
     shutil.copy(demo_adapter(BRIGHT), copy)
@@ -167,6 +193,7 @@ def test_dropped_files_are_added_and_rows_fit_a_laptop_column(qtbot, window, tmp
     drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
                       Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
     panel.dropEvent(drop)
+    wait_read(window)
     assert [row.entry.file_name for row in panel.rows] == [BRIGHT, DARK]
     assert "readme.txt" in child(window, "adaptersNote").text()  # said, not added
     qtbot.wait(20)

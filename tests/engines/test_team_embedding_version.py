@@ -91,10 +91,13 @@ def test_more_like_this_compares_only_this_recipe_and_says_what_it_left_out(
             team.near(ids["footsteps on gravel"])
         with pytest.raises(TeamError, match="no take #999"):
             team.near(999)
-        team.reembed()
+        team.reembed()  # the old ones only: the newer one stays as its release made it
         near = team.near(ids["low hum"])
-    assert near.left_out() == [] and (near.older, near.newer) == (0, 1)
-    assert "hiss" in [e.prompt for e in near.entries]
+        assert (near.older, near.newer) == (0, 1) and near.left_out() == [newer]
+        assert {"hiss", "high whistle"} <= {e.prompt for e in near.entries}
+        _make_old(admin, [ids["footsteps on gravel"]], version=EMBEDDING_VERSION)
+        near = team.near(ids["low hum"])
+    assert near.left_out() == [] and len(near.entries) == 4  # nothing left out: nothing said
 
 
 def _query(**fields):
@@ -173,7 +176,8 @@ def test_the_server_takes_a_vector_only_where_the_stored_one_is_older(
         # A publish of a take the team has, with another vector, leaves its vector too.
         take = rows(admin, "SELECT take_key FROM takes WHERE id = %s", (ids["wind"],))[0][0]
         bundle = TakeBundle(take, {"mode": "t2a", "seconds": 1, "sample_rate": 44100,
-                                   "samples": 44100, "content_sha256": "c"}, {}, "mallory", 0,
+                                   "samples": 44100, "content_sha256": "c",
+                                   "created": "2026-01-01T00:00:00Z"}, {}, "mallory", 0,
                             [], "", [0.0] * (EMBEDDING_DIM - 1) + [1.0],
                             embedding_version=EMBEDDING_VERSION)
         assert insert_bundle(conn, bundle) == (ids["wind"], False)
@@ -198,7 +202,7 @@ def test_a_bundle_queued_by_an_older_release_is_published_as_old(team_server, te
     """A bundle waiting in the outbox from before versions were sent has none in its JSON: its
     vector was made by the old recipe, so the entry is stale, never taken as current."""
     fields = {"mode": "t2a", "seconds": 1, "sample_rate": 44100, "samples": 44100,
-              "content_sha256": "c"}
+              "content_sha256": "c", "created": "2026-01-01T00:00:00Z"}
     old_json = json.dumps({"key": "q" * 64, "fields": fields, "provenance": {},
                            "designer": "ann", "rating": 0, "tags": [], "notes": "",
                            "embedding": [1.0] + [0.0] * (EMBEDDING_DIM - 1), "files": []})
