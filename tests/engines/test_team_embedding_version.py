@@ -15,6 +15,7 @@ import pytest
 from engines.similarity.embedding import EMBEDDING_DIM, EMBEDDING_VERSION, take_embedding
 from engines.team import migrations
 from engines.team.bundle import TakeBundle
+from engines.team.entries import TeamQuery
 from engines.team.errors import TeamError, TeamRefused
 from engines.team.records import insert_bundle, vector_text
 from tests.team_support import add_take, require_postgres, rows, team_library
@@ -83,7 +84,7 @@ def test_more_like_this_compares_only_this_recipe_and_says_what_it_left_out(
         assert older.startswith("2 team takes were not compared") and "reembed" in older
         assert newer.startswith("1 team take was not compared") and "newer" in newer
         # Filters count only the takes they would have compared.
-        assert team.near(ids["low hum"], _query(model="no such")).older == 0
+        assert team.near(ids["low hum"], TeamQuery(model="no such")).older == 0
         # A take of another recipe is itself compared with nothing, and told why.
         with pytest.raises(TeamError, match="older recipe .*team reembed"):
             team.near(ids["hiss"])
@@ -98,12 +99,6 @@ def test_more_like_this_compares_only_this_recipe_and_says_what_it_left_out(
         _make_old(admin, [ids["footsteps on gravel"]], version=EMBEDDING_VERSION)
         near = team.near(ids["low hum"])
     assert near.left_out() == [] and len(near.entries) == 4  # nothing left out: nothing said
-
-
-def _query(**fields):
-    from engines.team.entries import TeamQuery
-
-    return TeamQuery(**fields)
 
 
 def test_reembed_makes_old_vectors_again_from_the_stored_audio(team_server, team_db, local,
@@ -210,3 +205,16 @@ def test_a_bundle_queued_by_an_older_release_is_published_as_old(team_server, te
     with psycopg.connect(team_db.publisher_line, autocommit=True) as conn:
         team_id, new = insert_bundle(conn, bundle)
     assert new and _stored(team_server.admin(team_db))[team_id][0] == 1
+
+
+def test_a_republish_brings_a_stale_entry_up_to_date(team_server, team_db, local, tmp_path):
+    ids, records = _published(team_db, local, tmp_path, {"rain": "noise"})
+    library, _ = local
+    admin = team_server.admin(team_db)
+    _make_old(admin, [ids["rain"]], vector_text([1.0] + [0.0] * (EMBEDDING_DIM - 1)))
+    with team_library(team_db, "bob", tmp_path / "bob") as team:
+        assert team.publish(library, [records["rain"].id]).published[0][2] is False
+    version, vector = _stored(admin)[ids["rain"]]
+    assert version == EMBEDDING_VERSION
+    assert vector == pytest.approx(take_embedding(library.load_audio(records["rain"].id),
+                                                  44100), abs=1e-5)
