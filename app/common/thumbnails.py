@@ -19,15 +19,16 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from pathlib import Path
 
 import numpy as np
-import soundfile as sf
 from PySide6.QtCore import QObject, QSize, Signal
 from PySide6.QtGui import QImage, QPixmap
 
 from app.common.background_jobs import BackgroundJobs, JobOutcome
-from engines.store.wavmeta import sf_name
+from engines.sound_import.peaks import array_peaks
+from engines.sound_import.peaks import file_peaks as engine_file_peaks
+
+__all__ = ["ThumbnailCache", "array_peaks", "draw_peaks", "file_peaks"]
 
 log = logging.getLogger(__name__)
 
@@ -44,38 +45,11 @@ Peaks = Callable[[int], np.ndarray]
 """peaks(columns) -> float32 (2, columns): per column the lowest and highest sample in -1..1."""
 
 
-def array_peaks(audio: np.ndarray, columns: int) -> np.ndarray:
-    """Min/max per column of in-memory audio ((N,) or (N, channels), int16 or float)."""
-    samples = np.asarray(audio)
-    if samples.ndim == 1:
-        samples = samples[:, None]
-    out = np.zeros((2, columns), dtype=np.float32)
-    frames = len(samples)
-    if frames == 0 or columns <= 0:
-        return out
-    scale = 1.0 / 32768.0 if samples.dtype == np.int16 else 1.0
-    lows, highs = samples.min(axis=1), samples.max(axis=1)
-    starts = np.minimum(np.arange(columns) * frames // columns, frames - 1)
-    out[0] = np.minimum.reduceat(lows, starts) * scale
-    out[1] = np.maximum.reduceat(highs, starts) * scale
-    return out
-
-
 def file_peaks(path: str | os.PathLike[str], columns: int,
                per_column: int = READ_PER_COLUMN) -> np.ndarray:
-    """Min/max per column of an audio file without reading all of a long one: a short file is
-    read whole, a long one `per_column` frames at the start of each column."""
-    with sf.SoundFile(sf_name(Path(path))) as handle:
-        total = handle.frames
-        if total <= columns * per_column:
-            return array_peaks(handle.read(dtype="float32", always_2d=True), columns)
-        out = np.zeros((2, columns), dtype=np.float32)
-        for column in range(columns):
-            handle.seek(column * total // columns)
-            block = handle.read(per_column, dtype="float32", always_2d=True)
-            if len(block):
-                out[0, column], out[1, column] = block.min(), block.max()
-        return out
+    """Min/max per column of an audio file, `per_column` frames read per column of a long one
+    (engines.sound_import.peaks, which the library import keeps peaks with)."""
+    return engine_file_peaks(path, columns, per_column)
 
 
 def draw_peaks(peaks: np.ndarray, width: int, height: int) -> QImage:

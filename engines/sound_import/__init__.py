@@ -12,8 +12,18 @@ Files are only ever opened for reading. Front ends call `import_folders` and
 `make_sound_extras` (see /docs/cli.md, `library import`).
 """
 
-from engines.sound_import.extras import ExtrasReport, make_sound_extras
-from engines.sound_import.importer import ImportProgress, ImportReport, import_folders
+from importlib import import_module
 
-__all__ = ["ExtrasReport", "ImportProgress", "ImportReport", "import_folders",
-           "make_sound_extras"]
+# Loaded when first asked for: the window's thumbnails use engines.sound_import.peaks alone and
+# must not pay for the importer at start.
+_HOMES = {"ExtrasReport": "extras", "make_sound_extras": "extras",
+          "ImportProgress": "importer", "ImportReport": "importer",
+          "import_folders": "importer"}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(f"{__name__}.{_HOMES[name]}"), name)

@@ -4,6 +4,9 @@ thumbnail never reads a file that may sit on a slow or unplugged drive."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import numpy as np
 import soundfile as sf
 
@@ -14,32 +17,35 @@ READ_PER_COLUMN = 4096  # frames read per column of a long file (not every frame
 
 
 def array_peaks(audio: np.ndarray, columns: int = PEAK_COLUMNS) -> np.ndarray:
-    """float32 (2, columns): the lowest and highest sample of each column, in -1..1."""
-    samples = np.asarray(audio, dtype=np.float32)
+    """float32 (2, columns): the lowest and highest sample of each column, in -1..1, of
+    in-memory audio ((N,) or (N, channels), int16 or float)."""
+    samples = np.asarray(audio)
     if samples.ndim == 1:
         samples = samples[:, None]
     out = np.zeros((2, columns), dtype=np.float32)
     frames = len(samples)
     if frames == 0 or columns <= 0:
         return out
+    scale = 1.0 / 32768.0 if samples.dtype == np.int16 else 1.0
     lows, highs = samples.min(axis=1), samples.max(axis=1)
     starts = np.minimum(np.arange(columns) * frames // columns, frames - 1)
-    out[0] = np.minimum.reduceat(lows, starts)
-    out[1] = np.maximum.reduceat(highs, starts)
+    out[0] = np.minimum.reduceat(lows, starts) * scale
+    out[1] = np.maximum.reduceat(highs, starts) * scale
     return np.clip(out, -1.0, 1.0)
 
 
-def file_peaks(path: str, columns: int = PEAK_COLUMNS) -> np.ndarray:
+def file_peaks(path: str | os.PathLike[str], columns: int = PEAK_COLUMNS,
+               per_column: int = READ_PER_COLUMN) -> np.ndarray:
     """Peaks of a file, without reading all of a long one: a short file is read whole, a long
-    one READ_PER_COLUMN frames at the start of each column."""
-    with sf.SoundFile(sf_name(path)) as handle:
+    one `per_column` frames at the start of each column."""
+    with sf.SoundFile(sf_name(Path(path))) as handle:
         total = handle.frames
-        if total <= columns * READ_PER_COLUMN:
+        if total <= columns * per_column:
             return array_peaks(handle.read(dtype="float32", always_2d=True), columns)
         out = np.zeros((2, columns), dtype=np.float32)
         for column in range(columns):
             handle.seek(column * total // columns)
-            block = handle.read(READ_PER_COLUMN, dtype="float32", always_2d=True)
+            block = handle.read(per_column, dtype="float32", always_2d=True)
             if len(block):
                 out[0, column], out[1, column] = block.min(), block.max()
         return np.clip(out, -1.0, 1.0)
