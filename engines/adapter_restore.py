@@ -66,7 +66,7 @@ def _located(entry: dict) -> Path:
     raise RequestError(Advice(
         f"This take was made with the adapter '{printable(name)}' (SHA-256 {sha or 'unknown'}), "
         f"which is no longer{where} or on the adapter shelf; put that file back, fetch the "
-        "take from the team library, or give {0} holding the same file.",
+        "take from the team library, or add a copy of it with {0}.",
         Remedy.file(ADAPTER_FILE)))
 
 

@@ -34,7 +34,6 @@ from app.common.playback import Player
 from app.common.preload import Preload
 from app.common.session import TakeModel
 from app.common.window_state import Choices, WindowState, select_enabled
-from app.shell.columns import LIBRARY_PAGE, TAKE_PAGE
 from app.export.controller import ExportController
 from app.export.labels_controller import LabelsController
 from app.finish.controller import FinishController
@@ -44,6 +43,7 @@ from app.live.controller import LiveController
 from app.models.controller import ModelsController
 from app.models.demo_set import DemoPreparation
 from app.shell.after_paint import Step, StepsAfterPaint
+from app.shell.columns import LIBRARY_PAGE, TAKE_PAGE
 from app.shell.main_window import MainWindow
 from app.shell.session_restore import SessionRestore
 from app.shell.shortcuts_sheet import show_about, show_shortcuts_sheet

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import struct
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,13 +188,23 @@ def _describe(path: Path, handle, sha256: str, size: int) -> tuple[AdapterInfo, 
 
 
 class _Recent(OrderedDict):
-    """The last few entries, oldest first out."""
+    """The last few entries, oldest first out; read and written from several threads (the
+    window's file reader and the GPU worker), hence the lock."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lock = threading.Lock()
+
+    def recall(self, key):
+        with self.lock:
+            return self.get(key)
 
     def remember(self, key, value):
-        self[key] = value
-        self.move_to_end(key)
-        while len(self) > _CACHED_FILES:
-            self.popitem(last=False)
+        with self.lock:
+            self[key] = value
+            self.move_to_end(key)
+            while len(self) > _CACHED_FILES:
+                self.popitem(last=False)
         return value
 
 
@@ -217,8 +228,9 @@ def read_adapter_info(path: Path) -> AdapterInfo:
     path = _checked_path(Path(path))
     try:
         key = _stat_key(path)
-        if key in _INFOS:
-            return _INFOS[key]
+        known = _INFOS.recall(key)
+        if known is not None:
+            return known
         sha256, size = _sha256(path), path.stat().st_size
     except OSError as exc:
         raise pick_another(f"The adapter '{path.name}' could not be read ({exc.strerror})") \
@@ -250,8 +262,9 @@ def read_adapter(path: Path) -> AdapterFile:
     """The adapter with its tensors (float32). AdapterError as read_adapter_info."""
     info = read_adapter_info(path)
     key = _stat_key(info.path)
-    if key in _FILES:
-        return _FILES[key]
+    known = _FILES.recall(key)
+    if known is not None:
+        return known
     try:
         with _open(info.path) as handle:
             _, names = _describe(info.path, handle, info.sha256, info.size_bytes)
