@@ -23,13 +23,16 @@ import threading
 from dataclasses import asdict
 from pathlib import Path
 
+# The window's process never imports this module (it runs it: app.library.import_worker), so
+# the importer loads at the top. Its numeric libraries get one thread each from the
+# environment the window starts it with (ONE_THREAD there, read before numpy loads).
+from engines.errors import StudioError
+from engines.sound_import import import_folders, make_sound_extras
+from engines.store.library import ClipLibrary
+
 log = logging.getLogger(__name__)
 
 NICE = 10  # below the window: the scheduler serves the GUI first on a busy machine
-# One thread for the numeric libraries (set before numpy loads): two cores stay shared.
-ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                     "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")}
-UNEXPECTED = "The import stopped unexpectedly; the details are in the log."
 
 
 def _say(kind: str, value) -> None:
@@ -46,12 +49,6 @@ def _watch_stdin(cancel: threading.Event) -> None:
 
 
 def run(library_root: Path, folders: list[Path] | None) -> int:
-    # Imported here, not at the top: the window's process reads this module's constants
-    # (app.library.import_worker) and must not load the importer with them.
-    from engines.errors import StudioError  # (the child's only: see above)
-    from engines.sound_import import import_folders, make_sound_extras  # (the child's only)
-    from engines.store.library import ClipLibrary  # (the child's only)
-
     cancel = threading.Event()
     threading.Thread(target=_watch_stdin, args=(cancel,), daemon=True).start()
 
@@ -70,7 +67,7 @@ def run(library_root: Path, folders: list[Path] | None) -> int:
         _say("error", str(exc))
         return 1
     # Anything else is a bug: its traceback goes to stderr, which the window logs, and the
-    # window says UNEXPECTED when no "done" came.
+    # window says so when no "done" came.
     _say("done", [asdict(report), None if extras is None else asdict(extras)])
     return 0
 

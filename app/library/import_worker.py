@@ -25,7 +25,6 @@ from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from app.common.expected_errors import FILE_ERRORS, LIBRARY_ERRORS
 from app.common.threads import stop_thread
-from app.library.import_child import ONE_THREAD, UNEXPECTED
 from engines.lazy import lazy_import
 from engines.store.library import ClipLibrary
 from engines.store.records import LibraryError
@@ -36,6 +35,13 @@ log = logging.getLogger(__name__)
 
 CODE_ROOT = Path(__file__).resolve().parents[2]
 CHILD_STOP_S = 10.0  # a cancelled child ends after the file it reads; then it is killed
+
+
+# One thread for the child's numeric libraries (read before numpy loads there): the two cores
+# of a small machine stay shared with the window.
+ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                     "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")}
+UNEXPECTED = "The import stopped unexpectedly; the details are in the log."
 
 
 def child_command(library_root: Path, folders: list[Path] | None) -> list[str] | None:
