@@ -164,5 +164,10 @@ def test_nothing_on_the_library_page_is_squeezed(qtbot, window, size):
     window.show_library()
     settle()
     assert child(window, "libraryView").isVisible()
-    found, looked = squeezed(window)
-    assert looked > 40 and not found, "\n".join(found)
+    # a narrow window's Library page folds the side columns (app.shell.columns): what they
+    # hold is out of view, not squeezed
+    splitter = window.splitter
+    folded = tuple(splitter.widget(index) for index in window.columns.folded())
+    assert size == FULL_HD or folded
+    found, looked = squeezed(window, skip=folded)
+    assert looked > 25 and not found, "\n".join(found)
