@@ -1,8 +1,9 @@
 """Search by sound on real recordings no one here made (tests/sound_families.py): the unit sounds
 of Battle for Wesnoth and MegaGlest and the building sounds of LinCity-NG, as Debian ships them.
 A file's nearest other file should be one of its numbered siblings (`bat-hit-1` finds
-`bat-hit-3`), far more often than a ranking that ignores the sound. The figures asserted are those measured by
-bench/bench_sound_search.py (bench/results/sound-search-*.json), less a small margin.
+`bat-hit-3`), far more often than a ranking that ignores the sound. The figures asserted are
+those measured by bench/bench_sound_search.py (bench/results/sound-search-*.json), less a small
+margin.
 
 Skipped where the packages are not installed:
     apt-get install wesnoth-1.16-data lincity-ng-data megaglest-data
