@@ -8,11 +8,17 @@
     xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshot.py \\
         docs/window-min.png --size min
     xvfb-run -a -s "-screen 0 1920x1080x24" python docs/make_screenshot.py \\
-        docs/library-1920x1080.png --size 1920x1080 --page library
+        docs/library-1920x1080.png --size 1920x1080 --page library \\
+        --import-folder /usr/share/games/wesnoth/1.16/data/core/sounds
+    xvfb-run -a -s "-screen 0 1366x768x24" python docs/make_screenshot.py \\
+        docs/library-1366x768.png --size 1366x768 --page library \\
+        --import-folder /usr/share/games/wesnoth/1.16/data/core/sounds
 
 --size min takes the window at its minimum size (what it can be shrunk to). --preset
 finishes the last take with that finishing preset (and shows it in the Finish panel's
-loudness readout) before the picture is taken.
+loudness readout) before the picture is taken. --import-folder references a folder of sound
+files in the library first (here Battle for Wesnoth's, from Debian's wesnoth-1.16-data) and
+selects the first listed row, so the Library page's inspector shows it.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ def main() -> int:
     parser.add_argument("--preset", help="finish the last take with this preset")
     parser.add_argument("--page", choices=("take", "library"), default="take",
                         help="the page shown in the main area")
+    parser.add_argument("--import-folder", type=Path,
+                        help="import this folder of sounds first and select the first row")
     args = parser.parse_args()
     out = Path(args.out)
     at_minimum = args.size.lower() == "min"
@@ -73,8 +81,24 @@ def main() -> int:
     label = window.findChild(object, "loudnessLabel")
     _wait(app, lambda: "..." not in label.text(), 30)  # the loudness readout, measured off-thread
     window.side_tabs.setCurrentIndex(0)
+    if args.import_folder is not None:
+        from engines.sound_import import import_folders, make_sound_extras
+
+        import_folders(ctl.library, [args.import_folder])
+        make_sound_extras(ctl.library)  # thumbnails and embeddings, as the window's import
     if args.page == "library":
         window.show_library()
+        _wait(app, lambda: False, 0.5)
+        if args.import_folder is not None:
+            ctl.library_controller.refresh_library()
+            view = window.findChild(object, "libraryView")
+            _wait(app, lambda: view.model().rowCount() > 0, 10)
+            view.selectionModel().select(view.model().index(3, 0),
+                                         view.selectionModel().SelectionFlag.ClearAndSelect
+                                         | view.selectionModel().SelectionFlag.Rows)
+            facts = window.findChild(object, "libraryFacts")
+            _wait(app, lambda: "measuring" not in facts.text(), 20)
+            _wait(app, lambda: False, 10)  # the waveform and thumbnails, drawn off-thread
     if at_minimum:  # the takes may have changed what the window can shrink to
         window.resize(window.minimumSizeHint())
     for _ in range(50):
