@@ -5,41 +5,17 @@ names the command that brings it up to date (in the window's words, not a flag).
 from __future__ import annotations
 
 import psycopg
-import pytest
 
-from engines.delivery.labels import DESIGNER_SETTING
-from engines.paths import data_dir
-from engines.settings import update_settings
-from engines.team.connection import TEAM_ENV, TEAM_SETTING
+from tests.app.test_team_window import open_window  # noqa: F401, F811 - the fixture
 from tests.gui_support import child
 from tests.team_support import add_take, engine_files, require_postgres, team_library
 
 require_postgres()
 
 
-@pytest.fixture
-def window_on(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setenv("SA3_STUDIO_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv(TEAM_ENV, raising=False)
-    built = []
-
-    def make(line: str):
-        from app.shell.studio import build_main_window
-
-        update_settings(data_dir(), {TEAM_SETTING: line, DESIGNER_SETTING: "alice"})
-        win = build_main_window(start_worker=False)
-        qtbot.addWidget(win)
-        built.append(win)
-        return win
-
-    yield make
-    for win in built:
-        win.studio.shutdown()
-
-
-def test_find_similar_says_the_takes_it_did_not_compare(qtbot, window_on, team_server,
+def test_find_similar_says_the_takes_it_did_not_compare(qtbot, open_window, team_server,  # noqa: F811
                                                          team_db, tmp_path):
-    win = window_on(team_db.publisher_line)
+    win = open_window(team_db.publisher_line)
     files = engine_files(tmp_path / "engines")
     local = [add_take(win.studio.library, files, prompt, n + 1, kind).id for n, (prompt, kind)
              in enumerate((("rain", "noise"), ("hum", "tone:110"), ("drone", "tone:120")))]
