@@ -14,8 +14,8 @@
    sounds): opening it and the query the Library page runs (search with its page of 500 rows,
    the count of matches, the count of all), and search-as-you-type (that query for every
    prefix of typed words). Goal p95 <= 50 ms, over the engine query.
-5. The window's own figures, when helper H's `bench.bench_library_window.window_figures`
-   exists: called with the 50,000-row library's folder, its dict kept under "window".
+5. The window's own figures (`bench.bench_library_window.window_figures`, when it is there):
+   called with the 50,000-row library's folder, its dict kept under "window".
 
 Writes bench/results/library-import-<date>.json with every figure, its goal, the machine and
 the date.
@@ -215,7 +215,7 @@ def main() -> int:
           f"{figures['search_as_you_type_cpu_p95_ms']} ms) over {len(typed)} queries (goal "
           f"<= 50 ms; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     try:
-        from bench.bench_library_window import window_figures  # helper H's, when present
+        from bench.bench_library_window import window_figures  # the window's figures
     except ImportError:
         pass
     else:

@@ -74,6 +74,10 @@ class LibraryTableView(QTableView):
         header.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         header.customContextMenuRequested.connect(self._column_menu)
         header.sectionResized.connect(self._other_column_resized)
+        # A column fitted to its contents measures the rows on screen, not every row listed
+        # (Qt's default: up to 1,000, each cell a dozen calls into the model - 10 ms of the
+        # GUI thread for a first page, ten times that after a few pages, on every refit).
+        header.setResizeContentsPrecision(0)
         header.sortIndicatorChanged.connect(lambda *_args: self.fit_prompt())  # its arrow
         self._folded: set[int] = set()  # folded for want of room (not by the user)
         self._fold_widths: dict[int, int] = {}  # a folded column's width when it was shown
