@@ -1,14 +1,17 @@
 """Live audition and the audio output show their state at a glance (issue 34): the Live switch
 looks lit while on (the theme's :checked style) and the status bar carries a LIVE word; without
 an audio output the transport says so in a visible line and the status bar says it once,
-instead of "Ready". (The test machine has no audio output device.)"""
+instead of "Ready". (No output device is listed to the window, whatever this machine has: CI
+plays into a PulseAudio null sink.)"""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication
 
 from app.common.theme import COLORS
+from tests.app.test_playback import _output_device
 from tests.browser_support import show_at
 from tests.gui_support import child
 
@@ -58,7 +61,21 @@ def test_the_live_word_follows_a_start_that_failed(qtbot, window):
     assert not child(window, "liveStateLabel").isVisible()
 
 
-def test_no_audio_device_is_said_in_the_transport_and_once_in_the_status_bar(qtbot, window):
+@pytest.fixture
+def no_output_device(monkeypatch):
+    """PortAudio lists one device, with no outputs (asked for before the window is built)."""
+    import sounddevice as sd
+
+    def input_only(device=None, kind=None):
+        if device is None and kind is None:
+            return sd.DeviceList([_output_device(0, outputs=0)])
+        raise sd.PortAudioError("Error querying device -1")
+
+    monkeypatch.setattr(sd, "query_devices", input_only)
+
+
+def test_no_audio_device_is_said_in_the_transport_and_once_in_the_status_bar(
+        qtbot, no_output_device, window):
     show_at(qtbot, window, (1366, 768))
     line = child(window, "noAudioLabel")
     qtbot.waitUntil(line.isVisible, timeout=WAIT_MS)
