@@ -19,6 +19,7 @@ from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_jobs import task_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
+from app.common.own_jobs import OwnJobs
 from app.library.panel import LibraryPanel
 from engines import paths
 from engines.audio_io import float_from_pcm16
@@ -40,7 +41,7 @@ def needs_model(records: list[TakeRecord]) -> bool:
     return False
 
 
-class LibraryExporter(QObject):
+class LibraryExporter(OwnJobs, QObject):
     def __init__(self, panel: LibraryPanel, notifier: Notifier, gpu: GpuService, library,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -51,8 +52,7 @@ class LibraryExporter(QObject):
         self.panel = panel
         panel.export_button.clicked.connect(lambda: self.export_selected())
         panel.zip_button.clicked.connect(lambda: self.export_selected_zip())
-        gpu.progress.connect(self._progress)
-        gpu.outcome.connect(self._outcome)
+        self.listen_to(gpu)
 
     def options(self) -> ExportOptions:
         """Each take finished by its stored chain, named by the export name template,
@@ -130,17 +130,8 @@ class LibraryExporter(QObject):
                              "their loops again...")
         return True
 
-    def _progress(self, progress) -> None:
-        if progress.key in self.pending and isinstance(progress.value, str):
-            self.notifier.status(progress.value)
-
-    def _outcome(self, outcome) -> None:
-        if outcome.key not in self.pending:
-            return  # another controller's job
-        if outcome.error is None:
-            self._done(outcome.key, outcome.value)
-        else:
-            self._failed(outcome.key, str(outcome.error))
+    def _report(self, text: str) -> None:
+        self.notifier.status(text)
 
     def _done(self, task_id: int, written) -> None:
         target = self.pending.pop(task_id, None)

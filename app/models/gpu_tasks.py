@@ -10,6 +10,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.common.gpu_jobs import task_job
 from app.common.gpu_service import GpuService
+from app.common.own_jobs import OwnJobs
 from engines import paths
 from engines.catalog import tensorrt_version as trt_version
 from engines.errors import StudioError
@@ -20,7 +21,7 @@ BUILD = "build"
 SELFTEST = "selftest"
 
 
-class ModelsGpuTasks(QObject):
+class ModelsGpuTasks(OwnJobs, QObject):
     """Submits builds and self-tests; `said` carries progress, `finished` and `failed` carry
     (kind, sentence) for the task this object submitted, never for anyone else's."""
 
@@ -31,13 +32,12 @@ class ModelsGpuTasks(QObject):
     def __init__(self, gpu_service: GpuService, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.gpu_service = gpu_service
-        self._kinds: dict[int, str] = {}
-        gpu_service.progress.connect(self._progress)
-        gpu_service.outcome.connect(self._outcome)
+        self.pending: dict[int, str] = {}
+        self.listen_to(gpu_service)
 
     @property
     def busy(self) -> bool:
-        return bool(self._kinds)
+        return bool(self.pending)
 
     @staticmethod
     def refusal(catalog) -> str | None:
@@ -96,28 +96,19 @@ class ModelsGpuTasks(QObject):
         host = service.host
         if host is None or service.busy or self.busy:
             return "The graphics card is busy; try again when it is done."
-        self._kinds[service.submit(task_job(fn, label))] = kind
+        self.pending[service.submit(task_job(fn, label))] = kind
         self.said.emit(f"{label} is running...")
         return None
 
-    def _progress(self, progress) -> None:
-        if progress.key in self._kinds and isinstance(progress.value, str):
-            self.said.emit(progress.value)
-
-    def _outcome(self, outcome) -> None:
-        if outcome.key not in self._kinds:
-            return  # another controller's job
-        if outcome.error is None:
-            self._done(outcome.key, outcome.value)
-        else:
-            self._failed(outcome.key, str(outcome.error))
+    def _report(self, text: str) -> None:
+        self.said.emit(text)
 
     def _done(self, task_id: int, result) -> None:
-        kind = self._kinds.pop(task_id, None)
+        kind = self.pending.pop(task_id, None)
         if kind is not None:
             self.finished.emit(kind, str(result))
 
     def _failed(self, task_id: int, message: str) -> None:
-        kind = self._kinds.pop(task_id, None)
+        kind = self.pending.pop(task_id, None)
         if kind is not None:
             self.failed.emit(kind, message)

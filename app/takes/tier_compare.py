@@ -19,6 +19,7 @@ from app.common.expected_errors import LIBRARY_ERRORS
 from app.common.gpu_jobs import task_job
 from app.common.gpu_service import GpuService
 from app.common.notifier import Notifier
+from app.common.own_jobs import OwnJobs
 from app.common.session import TakeModel
 from app.common.session_take import Take
 from app.common.tiers import tier_words
@@ -87,7 +88,7 @@ def keep(worker, result, name_of, tier: str) -> int | None:
         return None
 
 
-class CompareTiersController(QObject):
+class CompareTiersController(OwnJobs, QObject):
     """Compare tiers (the button of the generation panel's Advanced group; the Take menu's and
     the takes list's items are connected by app.shell.studio), and that group's line saying
     which tiers and engine files made the selected take (the status bar stays in plain
@@ -105,8 +106,7 @@ class CompareTiersController(QObject):
         self.pending: dict[int, Take] = {}  # task id -> the take being compared
         advanced.compare_tiers_button.clicked.connect(self.compare_current)
         session.list.currentItemChanged.connect(self._show_details)
-        gpu.progress.connect(self._progress)
-        gpu.outcome.connect(self._outcome)
+        self.listen_to(gpu)
 
     def _show_details(self, *_args) -> None:
         take = self.session.current_take()
@@ -133,17 +133,8 @@ class CompareTiersController(QObject):
         self.notifier.status(f"Decoding \"{take.title()}\" through the other codec tiers...")
         return True
 
-    def _progress(self, progress) -> None:
-        if progress.key in self.pending and isinstance(progress.value, str):
-            self.notifier.status(progress.value)
-
-    def _outcome(self, outcome) -> None:
-        if outcome.key not in self.pending:
-            return  # another controller's job
-        if outcome.error is None:
-            self._done(outcome.key, outcome.value)
-        else:
-            self._failed(outcome.key, str(outcome.error))
+    def _report(self, text: str) -> None:
+        self.notifier.status(text)
 
     def _done(self, task_id: int, compared) -> None:
         take = self.pending.pop(task_id, None)
